@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ExportersConfig(AppConfig):
+    name = "exporters"
+    verbose_name = "Dataset import and export"

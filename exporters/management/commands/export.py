@@ -1,0 +1,50 @@
+"""python manage.py export --format wellplay|whodunitbench|jsonl|csv --out DIR [--game SLUG ...]"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from exporters.service import EXPORT_FORMATS, ExportRefused, export_games
+from exporters.validate import errors
+
+
+class Command(BaseCommand):
+    help = (
+        "Export games in a published layout (wellplay: G3 with json/ and final_result/; whodunitbench: "
+        "Dataset/<game>/env_p_all.json + img/) or as generic JSONL/CSV. Data is validated first; invalid data "
+        "is refused with the list of problems unless --force. Only approved items unless --include-drafts."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--format", required=True, choices=EXPORT_FORMATS)
+        parser.add_argument("--out", required=True, type=Path)
+        parser.add_argument("--game", action="append", dest="games", metavar="SLUG", help="repeatable; default all")
+        parser.add_argument("--language", choices=["zh", "en"])
+        parser.add_argument("--force", action="store_true", help="write despite validation errors (with a report)")
+        parser.add_argument("--include-drafts", action="store_true", help="also export items not yet approved")
+
+    def handle(self, *args, **opts) -> None:
+        try:
+            summary = export_games(
+                opts["format"], opts["out"], slugs=opts["games"], language=opts["language"], force=opts["force"],
+                include_drafts=opts["include_drafts"],
+                progress=lambda it: tqdm(list(it), desc="loading", unit="game", disable=opts["verbosity"] == 0),
+            )
+        except ExportRefused as refused:
+            for problem in refused.problems:
+                self.stderr.write(f"  {problem}")
+            raise CommandError(
+                f"export refused: {len(errors(refused.problems))} error(s) listed above; fix them or use --force"
+            ) from None
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        for problem in summary.problems:
+            self.stdout.write(f"  {problem}")
+        if summary.skipped:
+            self.stdout.write(f"skipped (no {opts['format']} questions): {', '.join(summary.skipped)}")
+        self.stdout.write(self.style.SUCCESS(
+            f"wrote {len(summary.files)} file(s) for {len(summary.games)} game(s), {summary.questions} questions, "
+            f"to {opts['out']}"
+        ))

@@ -1,0 +1,53 @@
+"""python manage.py import_dataset --format wellplay|whodunitbench PATH [--replace]"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from exporters.service import IMPORT_FORMATS, import_dataset
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a published dataset (WellPlay: a folder with chinese/ and/or english/ in layout G1, G2 or G3, "
+        "or one game folder; WhodunitBench: a Dataset/ folder or one game folder). Prints a per-file report of "
+        "every irregularity and what was done about it; the report is also stored with each game."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--format", required=True, choices=IMPORT_FORMATS)
+        parser.add_argument("--replace", action="store_true", help="overwrite games that exist with other content")
+        parser.add_argument("--quiet-report", action="store_true", help="print only the summary, not each problem")
+
+    def handle(self, *args, **opts) -> None:
+        path: Path = opts["path"]
+        if not path.exists():
+            raise CommandError(f"{path} does not exist")
+        summary = import_dataset(
+            opts["format"], path, replace=opts["replace"],
+            progress=lambda it: tqdm(list(it), desc="importing", unit="game", disable=opts["verbosity"] == 0),
+        )
+        out = self.stdout
+        for problem in summary.problems:
+            out.write(f"  {problem}")
+        for game in summary.games:
+            style = {"created": self.style.SUCCESS, "replaced": self.style.SUCCESS, "unchanged": self.style.NOTICE}.get(
+                game.status, self.style.ERROR
+            )
+            out.write(style(f"{game.status:9} {game.slug} [{game.language}] — {game.questions} questions, "
+                            f"{len(game.problems)} report line(s)"))
+            if not opts["quiet_report"]:
+                for problem in game.problems:
+                    out.write(f"    {problem}")
+        done = [g for g in summary.games if g.status in {"created", "replaced", "unchanged"}]
+        out.write(f"{len(done)} of {len(summary.games)} game(s) imported from {path}.")
+        if summary.failed:
+            raise CommandError(
+                "not imported: " + ", ".join(f"{g.slug} ({g.status})" for g in summary.failed)
+                + ("; use --replace to overwrite existing games" if any(g.status == "exists" for g in summary.failed) else "")
+            )
+        if not summary.games:
+            raise CommandError(f"no game found under {path} for format {opts['format']}")

@@ -1,0 +1,211 @@
+"""Import and export as plain functions (the management commands and the web app call these).
+
+import: read (format reader → interchange games + problems) → build (one transaction per game).
+export: load (DB → interchange) → validate → write (format writer), deterministic.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from casebook import interchange as ix
+
+from .common import ReadResult
+from .validate import FORMAT_KINDS, errors, validate_games
+
+IMPORT_FORMATS = ("wellplay", "whodunitbench")
+EXPORT_FORMATS = ("wellplay", "whodunitbench", "jsonl", "csv")
+
+
+def read_dataset(fmt: str, path: Path) -> ReadResult:
+    """Read a published dataset folder (or one game folder) into interchange games."""
+    path = Path(path)
+    if not path.exists():
+        return ReadResult(problems=[ix.Problem(file=str(path), message="path does not exist", severity="error")])
+    if fmt == "wellplay":
+        from .wellplay.reader import read_wellplay
+
+        return read_wellplay(path)
+    if fmt == "whodunitbench":
+        from .whodunitbench.reader import read_whodunitbench
+
+        return read_whodunitbench(path)
+    raise ValueError(f"unknown import format '{fmt}' (choose from {', '.join(IMPORT_FORMATS)})")
+
+
+def write_dataset(fmt: str, games: list[ix.Game], out_dir: Path) -> list[Path]:
+    if fmt == "wellplay":
+        from .wellplay.writer import write_wellplay
+
+        return write_wellplay(games, out_dir)
+    if fmt == "whodunitbench":
+        from .whodunitbench.writer import write_whodunitbench
+
+        return write_whodunitbench(games, out_dir)
+    if fmt == "jsonl":
+        from .generic.writer import write_jsonl
+
+        return write_jsonl(games, out_dir)
+    if fmt == "csv":
+        from .generic.writer import write_csv
+
+        return write_csv(games, out_dir)
+    raise ValueError(f"unknown export format '{fmt}' (choose from {', '.join(EXPORT_FORMATS)})")
+
+
+# ---------------------------------------------------------------------------------------------
+# Import
+
+
+@dataclass
+class ImportedGame:
+    slug: str
+    title: str
+    language: str
+    status: str  # created / replaced / unchanged / exists / failed
+    questions: int
+    problems: list[ix.Problem] = field(default_factory=list)
+
+
+@dataclass
+class ImportSummary:
+    games: list[ImportedGame] = field(default_factory=list)
+    problems: list[ix.Problem] = field(default_factory=list)  # problems belonging to no game
+
+    @property
+    def failed(self) -> list[ImportedGame]:
+        return [g for g in self.games if g.status in {"failed", "exists"}]
+
+
+def import_dataset(
+    fmt: str,
+    path: Path,
+    *,
+    replace: bool = False,
+    user=None,
+    progress: Callable[[Iterable], Iterable] = lambda it: it,
+) -> ImportSummary:
+    """Import every sound game under ``path``; never raises on bad data (it is reported)."""
+    from annotate.builder import build_game
+
+    result = read_dataset(fmt, path)
+    in_games = {id(p) for g in result.games for p in g.report}
+    summary = ImportSummary(problems=[p for p in result.problems if id(p) not in in_games])
+    for game in progress(result.games):
+        try:
+            built = build_game(game, replace=replace, user=user)
+        except Exception as exc:  # a defect in one game must not stop the others
+            problem = ix.Problem(file=game.slug, message=f"could not be stored: {exc}", action="game skipped",
+                                 severity="error")
+            summary.games.append(ImportedGame(game.slug, game.title, game.language, "failed", 0,
+                                              [*game.report, problem]))
+            continue
+        problems = built.problems if built.written else [*game.report, *built.problems]
+        summary.games.append(
+            ImportedGame(game.slug, game.title, game.language, built.status, len(game.questions), problems)
+        )
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------
+# Export
+
+
+class ExportRefused(Exception):
+    """Validation found errors; nothing was written."""
+
+    def __init__(self, problems: list[ix.Problem]) -> None:
+        super().__init__(f"{len(errors(problems))} problem(s) stop the export")
+        self.problems = problems
+
+
+@dataclass
+class ExportSummary:
+    files: list[Path]
+    games: list[str]
+    questions: int
+    problems: list[ix.Problem]
+    skipped: list[str] = field(default_factory=list)
+
+
+def select_games(fmt: str, slugs: list[str] | None, language: str | None):
+    """The Game rows to export: the named ones, else every game with content for ``fmt``."""
+    from django.db.models import Q
+
+    from annotate.models import Game
+
+    qs = Game.objects.all().order_by("language", "source_id", "slug")
+    if language:
+        qs = qs.filter(language=language)
+    if slugs:
+        chosen = []
+        for slug in slugs:
+            found = qs.filter(Q(slug=slug) | Q(source_id=slug)).first()
+            if found is None:
+                raise ValueError(f"no game '{slug}'" + (f" in language '{language}'" if language else ""))
+            chosen.append(found)
+        return chosen, []
+    if fmt in FORMAT_KINDS:
+        with_kinds = qs.filter(questions__kind__in=FORMAT_KINDS[fmt]).distinct()
+        kept = list(with_kinds)
+        skipped = [g.slug for g in qs.exclude(pk__in=[g.pk for g in kept])]
+        return kept, skipped
+    return list(qs), []
+
+
+def export_games(
+    fmt: str,
+    out_dir: Path,
+    *,
+    slugs: list[str] | None = None,
+    language: str | None = None,
+    force: bool = False,
+    include_drafts: bool = False,
+    progress: Callable[[Iterable], Iterable] = lambda it: it,
+) -> ExportSummary:
+    """Validate then write; with errors and no ``force``, raise ExportRefused and write nothing.
+
+    Only approved items are exported unless ``include_drafts``. The directory is written to a
+    temporary sibling first and moved into place, so a failed export never leaves half a dataset.
+    """
+    from annotate.loader import load_game
+
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown export format '{fmt}' (choose from {', '.join(EXPORT_FORMATS)})")
+    rows, skipped = select_games(fmt, slugs, language)
+    statuses = None if include_drafts else (ix.Status.APPROVED,)
+    games = [load_game(row, statuses=statuses) for row in progress(rows)]
+    if fmt in FORMAT_KINDS:
+        for game in games:
+            game.questions = [q for q in game.questions if q.kind in FORMAT_KINDS[fmt]]
+    problems = validate_games(games, fmt)
+    if errors(problems) and not force:
+        raise ExportRefused(problems)
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out_dir.parent))
+    try:
+        written = write_dataset(fmt, games, staging)
+        if problems:
+            _write_problems(staging / "export_problems.txt", problems)
+            written.append(staging / "export_problems.txt")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        final = []
+        for path in written:
+            target = out_dir / path.relative_to(staging)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(path), target)
+            final.append(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return ExportSummary(
+        files=sorted(final), games=[g.slug for g in games], questions=sum(len(g.questions) for g in games),
+        problems=problems, skipped=skipped,
+    )
+
+
+def _write_problems(path: Path, problems: list[ix.Problem]) -> None:
+    path.write_text("".join(f"{p}\n" for p in problems), encoding="utf-8")
