@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "ingest",
     "exporters",
     "evaluation",
+    "generation",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,76 @@
+"""Import every anchor game, export every game in every format; print wall time and SQL queries.
+
+Usage: .venv/bin/python benchmarks/import_export.py [--anchors ../shared/anchors] [--repeat 3]
+
+Runs against a throwaway database in a temporary CASEBOOK_DATA_DIR (or the DATABASE_URL you
+give, e.g. a PostgreSQL server), so it never touches your data.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--anchors", type=Path, default=ROOT.parent / "shared" / "anchors")
+    parser.add_argument("--repeat", type=int, default=3, help="exports per game and format (best time kept)")
+    args = parser.parse_args()
+    if not args.anchors.is_dir():
+        sys.exit(f"anchors not found at {args.anchors}")
+
+    data_dir = tempfile.mkdtemp(prefix="casebook-bench-")
+    os.environ.setdefault("CASEBOOK_DATA_DIR", data_dir)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casebook.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection, reset_queries
+    from django.test.utils import CaptureQueriesContext
+
+    from annotate.models import Game
+    from exporters.service import EXPORT_FORMATS, export_games, import_dataset
+
+    call_command("migrate", verbosity=0)
+    print(f"database: {connection.vendor} ({os.environ.get('DATABASE_URL', 'SQLite in ' + data_dir)})")
+    print(f"{'step':38} {'game':34} {'seconds':>8} {'queries':>8} {'questions':>9}")
+    sources = [("wellplay", args.anchors / "wellplay"), ("wellplay", args.anchors / "wellplay" / "legacy-195be0c"),
+               ("whodunitbench", args.anchors / "whodunitbench" / "Dataset")]
+    for fmt, path in sources:
+        with CaptureQueriesContext(connection) as ctx:
+            start = time.perf_counter()
+            summary = import_dataset(fmt, path, replace=True)
+            elapsed = time.perf_counter() - start
+        per_game = len(ctx.captured_queries) / max(1, len(summary.games))
+        for g in summary.games:
+            print(f"{'import ' + fmt + ' (' + path.name + ')':38} {g.slug[:34]:34} {elapsed / len(summary.games):8.3f} "
+                  f"{per_game:8.0f} {g.questions:9d}  [{g.status}]")
+        reset_queries()
+
+    out_root = Path(tempfile.mkdtemp(prefix="casebook-bench-out-"))
+    for game in Game.objects.order_by("language", "source_id"):
+        for fmt in EXPORT_FORMATS:
+            best, queries, n = float("inf"), 0, 0
+            for i in range(args.repeat):
+                with CaptureQueriesContext(connection) as ctx:
+                    start = time.perf_counter()
+                    try:
+                        summary = export_games(fmt, out_root / f"{fmt}-{game.pk}-{i}", slugs=[game.slug], force=True)
+                    except ValueError:
+                        break
+                    best = min(best, time.perf_counter() - start)
+                queries, n = len(ctx.captured_queries), summary.questions
+            if best != float("inf"):
+                print(f"{'export ' + fmt:38} {game.source_id[:34]:34} {best:8.3f} {queries:8d} {n:9d}")
+
+
+if __name__ == "__main__":
+    main()
