@@ -128,7 +128,10 @@ def load_game(
         ix.KeyStatement(owner=k.owner_name, text=k.text, node=node_keys.get(k.node_id, ""))
         for k in row.key_statements.all()
     ]
-    game.questions = [_question(q, names, clue_keys, node_keys) for q in row.questions.all() if keep(q)]
+    hidden_reviews = {ix.OptionReview.REJECTED} | (set() if statuses is None else {ix.OptionReview.PENDING})
+    game.questions = [
+        _question(q, names, clue_keys, node_keys, hidden_reviews) for q in row.questions.all() if keep(q)
+    ]
     return game
 
 
@@ -144,21 +147,39 @@ def _clue(c: m.Clue, with_images: bool) -> ix.Clue:
     )
 
 
-def _question(q: m.Question, names: dict[int, str], clue_keys: dict[int, str], node_keys: dict[int, str]) -> ix.Question:
+def _question(
+    q: m.Question,
+    names: dict[int, str],
+    clue_keys: dict[int, str],
+    node_keys: dict[int, str],
+    hidden_reviews: set[str],
+) -> ix.Question:
+    """One question; rejected options (and, for approved-only loads, unreviewed generated ones) are left out.
+
+    Leaving an option out shifts the letters after it, so the answer is then re-derived from the
+    options marked correct and the published string is dropped (the writer re-renders it).
+    """
     provenance = dict(q.provenance)
     if q.author_id:
         provenance.setdefault("author", q.author.get_username())
     if q.reviewer_id:
         provenance["approved_by" if q.status == ix.Status.APPROVED else "reviewed_by"] = q.reviewer.get_username()
+    all_options = list(q.options.all())
+    options = [
+        ix.Option(text=o.text, correct=o.is_correct, origin=o.origin, model=o.model_name, review=o.review)
+        for o in all_options
+        if o.review not in hidden_reviews
+    ]
+    answer, raw = q.answer, q.raw
+    if len(options) != len(all_options):
+        answer = "".join(ix.LETTERS[i] for i, o in enumerate(options) if o.correct)
+        raw = ""
     return ix.Question(
         kind=q.kind, stem=q.stem,
-        options=[
-            ix.Option(text=o.text, correct=o.is_correct, origin=o.origin, model=o.model_name, review=o.review)
-            for o in q.options.all()
-        ],
-        answer=q.answer, sub_type=q.sub_type, multi=q.multi, weight=q.weight,
+        options=options,
+        answer=answer, sub_type=q.sub_type, multi=q.multi, weight=q.weight,
         perspective=names.get(q.perspective_id, ""), image_clue=clue_keys.get(q.image_clue_id, ""),
         chain_node=node_keys.get(q.chain_node_id, ""), level=q.level, source=q.source,
-        evidence=[_span(s, clue_keys, names) for s in q.evidence.all()], raw=q.raw, status=q.status,
+        evidence=[_span(s, clue_keys, names) for s in q.evidence.all()], raw=raw, status=q.status,
         provenance=provenance, extra=dict(q.extra),
     )

@@ -122,3 +122,21 @@ def test_load_costs_constant_queries_and_build_only_grows_by_bulk_batches():
     assert load_small == load_large
     # 100x the questions costs only a few more bulk-insert batches (SQLite caps parameters per query).
     assert build_large <= build_small + 10, (build_small, build_large)
+
+
+@pytest.mark.django_db
+def test_rejected_and_unreviewed_generated_options_stay_out_of_exports():
+    game = make_game(n_questions=1)
+    game.questions[0].options = [
+        ix.Option("错的", origin=ix.OptionOrigin.LLM, review=ix.OptionReview.REJECTED),
+        ix.Option("待审", origin=ix.OptionOrigin.LLM, review=ix.OptionReview.PENDING),
+        ix.Option("林掌柜", correct=True),
+    ]
+    game.questions[0].answer = "c"
+    game.questions[0].raw = "谁？a. 错的 b. 待审 c. 林掌柜"
+    built = build_game(game)
+    approved_only = load_game(built.game, statuses=(ix.Status.APPROVED,)).questions[0]
+    assert [o.text for o in approved_only.options] == ["林掌柜"]
+    assert approved_only.answer == "a" and approved_only.raw == ""
+    with_drafts = load_game(built.game).questions[0]
+    assert [o.text for o in with_drafts.options] == ["待审", "林掌柜"] and with_drafts.answer == "b"
