@@ -96,8 +96,11 @@ def _validate_question(game: ix.Game, q: ix.Question, where: str, fmt: str) -> l
     limit = MAX_OPTIONS.get(fmt, len(ix.LETTERS))
     if len(texts) > limit:
         add(f"has {len(texts)} options; the {fmt} format holds at most {limit}")
+    option_labels = q.extra.get("option_labels") or []
     for i, text in enumerate(texts):
-        if not text:
+        entry = option_labels[i] if i < len(option_labels) else None
+        rendered_from_labels = q.kind == ix.QuestionKind.RELATIONS and entry and entry.get("labels")
+        if not text and not rendered_from_labels:
             add(f"option {ix.LETTERS[i]} is empty")
     dupes = [t for t, n in Counter(texts).items() if n > 1 and t]
     if dupes:

@@ -1,0 +1,639 @@
+"""Read published WhodunitBench game folders (``env_p_all.json`` + ``img/``) into interchange Games.
+
+The reader never raises on bad data: every irregularity becomes a :class:`Problem` (in the game's
+``report`` and in ``ReadResult.problems``) saying what was done. Everything needed to write the
+file back byte for byte (key orders, ``role-q``, the published name spellings, numbered lists) is
+kept in ``game.extra["whodunitbench"]``; see ``writer.py``.
+
+Stages, each a small function: find game folders -> load JSON -> note sibling files -> roles ->
+victim/kill -> questions (LS, TRI, MRI, MMR) -> key clue pool -> truth/task/public text -> images.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from casebook.interchange import (
+    ChainGoal,
+    ChainNode,
+    Character,
+    Clue,
+    ClueKind,
+    Game,
+    KeyStatement,
+    Kill,
+    NodeKind,
+    Option,
+    Origin,
+    Problem,
+    Question,
+    QuestionKind,
+    ReasoningChain,
+    TruthManual,
+    name_key,
+)
+from exporters.common import ReadResult
+from exporters.images import ImageTooLarge, UnsupportedImage, numeric_sort_key, open_image_safely, sniff_image
+from exporters.whodunitbench.mcq import OPTION_LETTERS, parse_inline_mcq, strip_list_numbering
+
+__all__ = [
+    "GAME_FILE",
+    "KNOWN_ALIASES",
+    "POOL_CHAIN_TITLE",
+    "TOP_LEVEL_KEYS",
+    "read_game_folder",
+    "read_whodunitbench",
+    "parse_source_level",
+    "pool_key_level",
+    "split_reason",
+    "resolve_name",
+]
+
+GAME_FILE = "env_p_all.json"
+POOL_CHAIN_TITLE = "Key clue pool"
+# The order of the 14 keys in 14 of the 16 published folders (whodunitbench.md §2).
+TOP_LEVEL_KEYS = [
+    "key_clues_pool", "role-q", "public_clue", "key_clues_questions", "role", "key_clue_q", "ei_q",
+    "cxi_q", "ju_name", "task_nm", "task_m", "key_role", "murder", "reason",
+]
+# Per-game name aliases seen in the published data (folder -> {published name: role name}).
+KNOWN_ALIASES: dict[str, dict[str, str]] = {"DI7MI_2": {"达文西": "萨拉"}}
+
+_VARIANT_FILE = re.compile(r"^env_p(_update\d*)?\.json$")
+_AGENT_FILE = re.compile(r"^(Agent_\w+|gpt4_naive_agent)\.json$")
+_LEVEL_KEY = re.compile(r"^(?:p|(\d+)-step)$")
+_SOURCE_LEVEL = re.compile(r"^(.+?)-(\d+|n)$")
+_VICTIM = re.compile(r"死者是([^\n]*)")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile(r"[A-Za-z]")
+_ROLE_KEYS = {"name", "back", "r_q", "m", "q", "a", "self", "answer"}
+_EXT_ALIASES = {".jpeg": ".jpg", ".tif": ".tiff"}
+
+
+class _Notes:
+    """Collects the problems of one game folder (file names relative to the dataset)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.items: list[Problem] = []
+
+    def add(self, file: str, location: str, message: str, action: str = "", severity: str = "warning") -> None:
+        rel = f"{self.folder.name}/{file}" if file else self.folder.name
+        self.items.append(Problem(file=rel, location=location, message=message, action=action, severity=severity))
+
+
+# --------------------------------------------------------------------------------------------
+# Public entry points
+
+
+def read_whodunitbench(path: Path, aliases: dict[str, dict[str, str]] | None = None) -> ReadResult:
+    """Read a ``Dataset/`` folder (one Game per game folder) or a single game folder.
+
+    ``aliases`` adds per-folder name aliases to :data:`KNOWN_ALIASES` (folder -> {alias: role}).
+    """
+    path = Path(path)
+    result = ReadResult()
+    if not path.exists():
+        result.problems.append(Problem(file=str(path), message="path does not exist", action="nothing read", severity="error"))
+        return result
+    if not path.is_dir():
+        result.problems.append(
+            Problem(file=str(path), message="not a folder: expected a Dataset/ folder or one game folder",
+                    action="nothing read", severity="error")
+        )
+        return result
+    folders = _game_folders(path)
+    if not folders:
+        result.problems.append(
+            Problem(file=path.name, message=f"no game folder found (no {GAME_FILE} or img/)", action="nothing read",
+                    severity="error")
+        )
+    table = {**KNOWN_ALIASES, **(aliases or {})}
+    for folder in folders:
+        game, problems = read_game_folder(folder, table.get(folder.name, {}))
+        result.problems.extend(problems)
+        if game is not None:
+            result.games.append(game)
+    return result
+
+
+def read_game_folder(folder: Path, aliases: dict[str, str] | None = None) -> tuple[Game | None, list[Problem]]:
+    """Read one game folder; returns (game or None when env_p_all.json is unusable, problems)."""
+    notes = _Notes(folder)
+    _note_sibling_files(folder, notes)
+    data = _load_game_json(folder, notes)
+    if data is None:
+        return None, notes.items
+    game = Game(slug=folder.name, title="", language="zh", origin=Origin.WHODUNITBENCH)
+    meta: dict[str, Any] = {"top_key_order": list(data.keys())}
+    game.extra["whodunitbench"] = meta
+    for key in TOP_LEVEL_KEYS:
+        if key not in data:
+            notes.add(GAME_FILE, key, f"missing key {key!r}", "treated as empty; the export writes it")
+    unknown = {k: v for k, v in data.items() if k not in TOP_LEVEL_KEYS}
+    if unknown:
+        meta["unknown_keys"] = unknown
+        notes.add(GAME_FILE, ", ".join(unknown), "unknown top-level keys", "kept verbatim for export", "info")
+
+    ju_name = _get(data, "ju_name", str, "", notes)
+    game.title = ju_name or folder.name
+    meta["ju_name"] = ju_name
+    if ju_name and ju_name != folder.name:
+        notes.add(GAME_FILE, "ju_name", f"ju_name {ju_name!r} differs from the folder name", "the folder name is the game id", "info")
+
+    alias_table = _build_alias_table(aliases or {})
+    _read_roles(data, game, meta, alias_table, notes)
+    for alias, target in (aliases or {}).items():  # e.g. DI7MI_2's agent files call 萨拉 达文西
+        ch = game.character(target)
+        if ch is not None and game.character(alias) is None:
+            ch.aliases.append(alias)
+    game.language = _detect_language(game)
+    _read_murder_and_victim(data, game, meta, alias_table, notes)
+    _read_key_roles(data, game, meta, alias_table, notes)
+    _read_role_questions(data, game, meta, notes)
+    _read_image_questions(data, game, meta, notes)
+    _read_multi_step(data, game, meta, notes)
+    _read_pool(data, game, meta, alias_table, notes)
+    _read_texts(data, game, meta, notes)
+    _read_images(folder, game, notes)
+    game.report = notes.items
+    return game, notes.items
+
+
+# --------------------------------------------------------------------------------------------
+# Small helpers (public ones are used by the writer and the evaluation runner)
+
+
+def pool_key_level(key: str) -> int | None:
+    """Level of a ``key_clues_pool`` key: ``p`` -> 0, ``<k>-step`` -> k, a role key -> None."""
+    match = _LEVEL_KEY.match(key)
+    if not match:
+        return None
+    return int(match.group(1)) if match.group(1) else 0
+
+
+def parse_source_level(source: str) -> tuple[str, int | None]:
+    """(owner codes, level) from a ``source`` code: no suffix -> 0, ``-k`` -> k, ``-n`` -> None."""
+    match = _SOURCE_LEVEL.match(source.strip())
+    if not match:
+        return source.strip(), 0
+    owners, level = match.groups()
+    return owners, (None if level == "n" else int(level))
+
+
+_MOTIVE = "作案动机："
+_METHOD = "作案手法："
+
+
+def split_reason(text: str) -> tuple[str, str, bool]:
+    """(motive, method, labelled) from a ``reason`` text split on 作案动机：/作案手法： (either order)."""
+    text = text or ""
+    i_mot, i_met = text.find(_MOTIVE), text.find(_METHOD)
+    if i_mot < 0 and i_met < 0:
+        return "", "", False
+    motive = method = ""
+    if i_mot >= 0:
+        end = i_met if i_met > i_mot else len(text)
+        motive = text[i_mot + len(_MOTIVE):end].strip()
+    if i_met >= 0:
+        end = i_mot if i_mot > i_met else len(text)
+        method = text[i_met + len(_METHOD):end].strip()
+    return motive, method, True
+
+
+def _build_alias_table(aliases: dict[str, str]) -> dict[str, str]:
+    return {name_key(k): v for k, v in aliases.items()}
+
+
+def resolve_name(name: str, game: Game, alias_table: dict[str, str] | None = None) -> str | None:
+    """The role name a published name refers to (NFKC, middle dots folded, aliases), or None."""
+    if not isinstance(name, str) or not name.strip():
+        return None
+    found = game.character(name)
+    if found is None and alias_table:
+        target = alias_table.get(name_key(name))
+        found = game.character(target) if target else None
+    return found.name if found else None
+
+
+def _get(data: dict, key: str, kind: type, default: Any, notes: _Notes, where: str = "") -> Any:
+    """``data[key]`` if present and of the expected JSON type, else ``default`` with a problem."""
+    if not isinstance(data, dict) or key not in data:
+        return default
+    value = data[key]
+    if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+        return value
+    notes.add(GAME_FILE, where or key, f"{key!r} should be a JSON {kind.__name__}, found {type(value).__name__}",
+              "ignored", "error")
+    return default
+
+
+def _game_folders(path: Path) -> list[Path]:
+    if (path / GAME_FILE).exists() or (path / "img").is_dir() or any(path.glob("env_p*.json")):
+        return [path]
+    if (path / "Dataset").is_dir():
+        path = path / "Dataset"
+    subs = [p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    games = [p for p in subs if (p / GAME_FILE).exists() or (p / "img").is_dir() or any(p.glob("env_p*.json"))]
+    return sorted(games, key=lambda p: numeric_sort_key(p.name))
+
+
+def _note_sibling_files(folder: Path, notes: _Notes) -> None:
+    agent_files = []
+    for p in sorted(folder.iterdir(), key=lambda p: p.name):
+        if p.is_dir() or p.name == GAME_FILE:
+            continue
+        if _VARIANT_FILE.match(p.name):
+            notes.add(p.name, "", "ignored: only env_p_all.json is authoritative", "not imported", "info")
+        elif _AGENT_FILE.match(p.name):
+            agent_files.append(p.name)
+        elif not p.name.startswith("."):
+            notes.add(p.name, "", "unexpected file in the game folder", "ignored", "info")
+    if agent_files:
+        notes.add(", ".join(agent_files), "", "recorded agent outputs present",
+                  "not imported; read them with exporters.whodunitbench.agent_logs", "info")
+
+
+def _load_game_json(folder: Path, notes: _Notes) -> dict | None:
+    path = folder / GAME_FILE
+    if not path.exists():
+        notes.add(GAME_FILE, "", f"{GAME_FILE} is missing", "game skipped", "error")
+        return None
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8-sig")
+        data = json.loads(text)
+    except UnicodeDecodeError as exc:
+        notes.add(GAME_FILE, f"byte {exc.start}", "file is not UTF-8 text", "game skipped", "error")
+        return None
+    except json.JSONDecodeError as exc:
+        notes.add(GAME_FILE, f"line {exc.lineno} column {exc.colno}", f"broken JSON: {exc.msg}", "game skipped", "error")
+        return None
+    except OSError as exc:
+        notes.add(GAME_FILE, "", f"cannot read: {exc.strerror or exc}", "game skipped", "error")
+        return None
+    if not isinstance(data, dict):
+        notes.add(GAME_FILE, "", f"top level is a JSON {type(data).__name__}, expected an object", "game skipped", "error")
+        return None
+    return data
+
+
+def _detect_language(game: Game) -> str:
+    """"en" only when the role scripts are mostly non-CJK (a Chinese char ~ an English word)."""
+    text = "".join(c.script for c in game.characters)
+    cjk = len(_CJK.findall(text))
+    latin_words = len(re.findall(r"[A-Za-z]+", text))
+    return "en" if latin_words > cjk else "zh"
+
+
+# --------------------------------------------------------------------------------------------
+# Roles, murderer, victim, key roles
+
+
+def _read_roles(data: dict, game: Game, meta: dict, alias_table: dict[str, str], notes: _Notes) -> None:
+    roles = _get(data, "role", list, [], notes)
+    orders: dict[str, list[str]] = {}
+    seen: set[str] = set()
+    for idx, role in enumerate(roles):
+        where = f"role[{idx}]"
+        if not isinstance(role, dict):
+            notes.add(GAME_FILE, where, "role is not an object", "skipped", "error")
+            continue
+        name = role.get("name")
+        if not isinstance(name, str) or not name.strip():
+            notes.add(GAME_FILE, where, "role has no name", "skipped", "error")
+            continue
+        if name_key(name) in seen:
+            notes.add(GAME_FILE, where, f"duplicate role name {name!r}", "second copy skipped", "error")
+            continue
+        seen.add(name_key(name))
+        orders[name] = list(role.keys())
+        unknown = {k: v for k, v in role.items() if k not in _ROLE_KEYS}
+        if unknown:
+            meta.setdefault("role_unknown_keys", {})[name] = unknown
+            notes.add(GAME_FILE, where, f"unknown role keys {', '.join(unknown)}", "kept verbatim for export", "info")
+        m = role.get("m", 0)
+        if m not in (0, 1) or isinstance(m, bool):
+            notes.add(GAME_FILE, f"{where}.m", f"murderer flag is {m!r}, expected 0 or 1", "treated as 0")
+            m = 0
+        ch = Character(
+            name=name,
+            script=_get(role, "back", str, "", notes, f"{where}.back"),
+            is_murderer=m == 1,
+            self_intro=_get(role, "self", str, "", notes, f"{where}.self"),
+            fixed_answer=_get(role, "answer", str, "", notes, f"{where}.answer"),
+        )
+        if "back" not in role:
+            notes.add(GAME_FILE, where, f"role {name!r} has no 'back' (script)", "script left empty")
+        nfkc = unicodedata.normalize("NFKC", name)
+        if nfkc != name:
+            ch.aliases.append(nfkc)
+        game.characters.append(ch)
+    meta["role_key_orders"] = orders
+    if not game.characters:
+        notes.add(GAME_FILE, "role", "no usable role", "game imported without characters", "error")
+
+
+def _read_murder_and_victim(data: dict, game: Game, meta: dict, alias_table: dict[str, str], notes: _Notes) -> None:
+    flagged = [c.name for c in game.characters if c.is_murderer]
+    murder = _get(data, "murder", str, "", notes)
+    meta["murder"] = murder
+    resolved = resolve_name(murder, game, alias_table) if murder else None
+    if len(flagged) != 1:
+        notes.add(GAME_FILE, "role[].m", f"{len(flagged)} roles have m == 1 ({', '.join(flagged) or 'none'}), expected exactly one",
+                  "kept as published", "error" if not flagged else "warning")
+    if murder and resolved is None:
+        notes.add(GAME_FILE, "murder", f"murder {murder!r} is not a role name", "kept the published string")
+    elif resolved and flagged and resolved not in flagged:
+        notes.add(GAME_FILE, "murder", f"murder {murder!r} differs from the m == 1 role {flagged[0]!r}",
+                  "the m flag decides who is the murderer", "error")
+    if not flagged and resolved:
+        game.character(resolved).is_murderer = True
+        notes.add(GAME_FILE, "murder", f"no role flagged; {resolved!r} taken from 'murder'", "m set to 1 on export")
+    killer = next((c.name for c in game.characters if c.is_murderer), "")
+
+    task_nm = _get(data, "task_nm", str, "", notes)
+    match = _VICTIM.search(task_nm)
+    if not match:
+        return
+    victim = match.group(1).strip()
+    if not victim:
+        notes.add(GAME_FILE, "task_nm", "task_nm says 死者是 but names nobody", "no victim recorded")
+        return
+    existing = game.character(victim)
+    if existing is not None:
+        existing.is_victim = True
+    else:
+        game.characters.append(Character(name=victim, playable=False, is_victim=True))
+    game.victims.append(existing.name if existing else victim)
+    if killer:
+        game.kills.append(Kill(killer=killer, victim=game.victims[-1]))
+
+
+def _read_key_roles(data: dict, game: Game, meta: dict, alias_table: dict[str, str], notes: _Notes) -> None:
+    key_roles = _get(data, "key_role", list, [], notes)
+    meta["key_role"] = list(key_roles)
+    for i, name in enumerate(key_roles):
+        resolved = resolve_name(name, game, alias_table)
+        if resolved is None:
+            notes.add(GAME_FILE, f"key_role[{i}]", f"key role {name!r} does not resolve to a role", "kept the published string")
+            continue
+        game.character(resolved).key_role = True
+        if name != resolved:
+            notes.add(GAME_FILE, f"key_role[{i}]", f"key role {name!r} resolved to role {resolved!r}",
+                      "published spelling kept for export", "info")
+
+
+# --------------------------------------------------------------------------------------------
+# Questions
+
+
+def _make_question(kind: str, raw: str, answer: Any, notes: _Notes, where: str, number: int | None = None,
+                   **fields: Any) -> Question:
+    parsed = parse_inline_mcq(raw, number)
+    for problem in parsed.problems:
+        notes.add(GAME_FILE, where, f"question {problem}: {raw[:40]!r}", "raw string kept")
+    if not isinstance(answer, str):
+        notes.add(GAME_FILE, where, f"answer is {answer!r}, not a string", "answer left empty", "error")
+        answer = ""
+    options = [Option(text=o) for o in parsed.options]
+    letter = answer.strip()
+    if len(letter) == 1 and letter in OPTION_LETTERS[: len(options)]:
+        options[OPTION_LETTERS.index(letter)].correct = True
+    elif answer:
+        notes.add(GAME_FILE, where, f"answer {answer!r} is not one of the option letters", "kept verbatim, no option marked correct")
+    else:
+        notes.add(GAME_FILE, where, "no answer", "no option marked correct")
+    question = Question(kind=kind, stem=parsed.stem, options=options, answer=answer, raw=raw, **fields)
+    if parsed.number_prefix:
+        question.extra["number_prefix"] = parsed.number_prefix
+    return question
+
+
+def _numbered(meta: dict, list_name: str, items: list[str]) -> bool:
+    _, numbered = strip_list_numbering(items)
+    if numbered:
+        meta.setdefault("numbered_lists", []).append(list_name)
+    return numbered
+
+
+def _strings(items: Any, notes: _Notes, where: str) -> list[str]:
+    if not isinstance(items, list):
+        notes.add(GAME_FILE, where, f"expected a list, found {type(items).__name__}", "ignored", "error")
+        return []
+    good = []
+    for i, s in enumerate(items):
+        if isinstance(s, str):
+            good.append(s)
+        else:
+            notes.add(GAME_FILE, f"{where}[{i}]", f"expected a string, found {type(s).__name__}", "skipped", "error")
+    return good
+
+
+def _read_role_questions(data: dict, game: Game, meta: dict, notes: _Notes) -> None:
+    roles = data.get("role") if isinstance(data.get("role"), list) else []
+    for idx, role in enumerate(roles):
+        if not isinstance(role, dict) or not isinstance(role.get("name"), str) or game.character(role["name"]) is None:
+            continue
+        name = game.character(role["name"]).name
+        where = f"role[{idx}]"
+        if "q" in role and not isinstance(role["q"], list):
+            notes.add(GAME_FILE, f"{where}.q", f"role {name!r} q is a {type(role['q']).__name__}, not a list (draft format)",
+                      "its long-script questions were not imported", "error")
+            continue
+        qs = _strings(role.get("q", []), notes, f"{where}.q")
+        answers = role.get("a", [])
+        if not isinstance(answers, list):
+            notes.add(GAME_FILE, f"{where}.a", "answers are not a list", "ignored", "error")
+            answers = []
+        if len(answers) != len(qs):
+            notes.add(GAME_FILE, f"{where}.a", f"{len(qs)} questions but {len(answers)} answers",
+                      "missing answers left empty; extra answers dropped")
+        numbered = _numbered(meta, f"role:{name}", qs)
+        for i, raw in enumerate(qs):
+            answer = answers[i] if i < len(answers) else ""
+            game.questions.append(
+                _make_question(QuestionKind.LONG_SCRIPT, raw, answer, notes, f"{where}.q[{i}]",
+                               i + 1 if numbered else None, perspective=name)
+            )
+        r_q = role.get("r_q")
+        mirror = [{"q": q, "ans": a} for q, a in zip(qs, answers, strict=False)]
+        if r_q is None:
+            notes.add(GAME_FILE, f"{where}.r_q", "r_q is missing", "the export writes it from q/a")
+        elif r_q != mirror:
+            notes.add(GAME_FILE, f"{where}.r_q", f"r_q of {name!r} does not mirror q/a", "the export writes r_q from q/a")
+
+
+def _read_image_questions(data: dict, game: Game, meta: dict, notes: _Notes) -> None:
+    for key, kind in (("ei_q", QuestionKind.TEXT_IMAGE), ("cxi_q", QuestionKind.MEDIA_IMAGE)):
+        block = _get(data, key, dict, {}, notes)
+        qs = _strings(block.get("key_q", []), notes, f"{key}.key_q")
+        answers = block.get("key_ans", [])
+        if not isinstance(answers, list):
+            notes.add(GAME_FILE, f"{key}.key_ans", "answers are not a list", "ignored", "error")
+            answers = []
+        if len(answers) != len(qs):
+            notes.add(GAME_FILE, key, f"{len(qs)} questions but {len(answers)} answers", "missing answers left empty")
+        numbered = _numbered(meta, key, qs)
+        for i, raw in enumerate(qs):
+            game.questions.append(
+                _make_question(kind, raw, answers[i] if i < len(answers) else "", notes, f"{key}.key_q[{i}]",
+                               i + 1 if numbered else None)
+            )
+
+
+def _read_multi_step(data: dict, game: Game, meta: dict, notes: _Notes) -> None:
+    items = _get(data, "key_clues_questions", list, [], notes)
+    mirror = _get(data, "key_clue_q", dict, {}, notes)
+    key_q = mirror.get("key_q", []) if isinstance(mirror.get("key_q", []), list) else []
+    key_ans = mirror.get("key_ans", []) if isinstance(mirror.get("key_ans", []), list) else []
+    key_sc = mirror.get("key_sc", []) if isinstance(mirror.get("key_sc", []), list) else []
+    if not items and key_q:
+        # only the parallel arrays survive: rebuild the items from them rather than lose the questions
+        stripped, _ = strip_list_numbering([s if isinstance(s, str) else "" for s in key_q])
+        items = [{"q": q, "ans": key_ans[i] if i < len(key_ans) else "", "source": key_sc[i] if i < len(key_sc) else ""}
+                 for i, q in enumerate(stripped)]
+        notes.add(GAME_FILE, "key_clues_questions", f"empty or missing; {len(items)} questions taken from key_clue_q",
+                  "the export writes both", "warning")
+    questions: list[Question] = []
+    for i, item in enumerate(items):
+        where = f"key_clues_questions[{i}]"
+        if not isinstance(item, dict) or not isinstance(item.get("q"), str):
+            notes.add(GAME_FILE, where, "item is not an object with a string 'q'", "skipped", "error")
+            continue
+        source = item.get("source", "")
+        if not isinstance(source, str):
+            notes.add(GAME_FILE, where, f"source is {source!r}", "treated as empty", "error")
+            source = ""
+        owners, level = parse_source_level(source) if source else ("", 0)
+        if not source:
+            notes.add(GAME_FILE, where, "no source code", "level 0 assumed")
+        q = _make_question(QuestionKind.MULTI_STEP, item["q"], item.get("ans", ""), notes, where, source=source, level=level)
+        q.extra["owners"] = owners
+        if list(item.keys()) != ["q", "ans", "source"]:
+            q.extra["key_order"] = list(item.keys())
+        questions.append(q)
+    numbered = _numbered(meta, "key_clue_q", [s for s in key_q if isinstance(s, str)]) if key_q else False
+    if mirror and (len(key_q) != len(questions) or len(key_ans) != len(questions) or len(key_sc) != len(questions)):
+        notes.add(GAME_FILE, "key_clue_q", f"key_clue_q has {len(key_q)}/{len(key_ans)}/{len(key_sc)} items, "
+                  f"key_clues_questions {len(questions)}", "the export rewrites key_clue_q from key_clues_questions")
+    for i, q in enumerate(questions):
+        if i < len(key_q) and isinstance(key_q[i], str):
+            if key_q[i] != q.raw:  # numbered (XIAOHUA, Pu) or really different
+                q.extra["key_q"] = key_q[i]
+            expected = f"{i + 1}.{q.raw}" if numbered else q.raw
+            if key_q[i] != expected:
+                notes.add(GAME_FILE, f"key_clue_q.key_q[{i}]", "differs from key_clues_questions q",
+                          "kept verbatim for export", "info")
+        if i < len(key_ans) and key_ans[i] != q.answer:
+            notes.add(GAME_FILE, f"key_clue_q.key_ans[{i}]", f"{key_ans[i]!r} differs from ans {q.answer!r}",
+                      "the export writes ans")
+        if i < len(key_sc) and key_sc[i] != q.source:
+            notes.add(GAME_FILE, f"key_clue_q.key_sc[{i}]", f"{key_sc[i]!r} differs from source {q.source!r}",
+                      "the export writes source")
+    game.questions.extend(questions)
+
+
+# --------------------------------------------------------------------------------------------
+# Key clue pool, texts
+
+
+def _read_pool(data: dict, game: Game, meta: dict, alias_table: dict[str, str], notes: _Notes) -> None:
+    pool = _get(data, "key_clues_pool", dict, {}, notes)
+    meta["pool_key_order"] = list(pool.keys())
+    chain = ReasoningChain(goal=ChainGoal.OTHER, title=POOL_CHAIN_TITLE)
+    for key, statements in pool.items():
+        texts = _strings(statements, notes, f"key_clues_pool[{key!r}]")
+        dupes = [t for t, n in Counter(texts).items() if n > 1]
+        if dupes:
+            notes.add(GAME_FILE, f"key_clues_pool[{key!r}]", f"{len(dupes)} duplicated statement(s), e.g. {dupes[0][:30]!r}",
+                      "kept for export fidelity", "info")
+        level = pool_key_level(key)
+        if level is not None:
+            for j, text in enumerate(texts, start=1):
+                chain.nodes.append(ChainNode(
+                    key=f"{key}.{j}", kind=NodeKind.DIRECT if level == 0 else NodeKind.INFERRED, text=text,
+                    level=level, extra={"pool_key": key},
+                ))
+            continue
+        if resolve_name(key, game, alias_table) is None:
+            notes.add(GAME_FILE, f"key_clues_pool[{key!r}]", f"pool key {key!r} is neither a level nor a role name",
+                      "kept as key statements of that published owner")
+        game.key_statements.extend(KeyStatement(owner=key, text=t) for t in texts)
+    if chain.nodes:
+        game.chains.append(chain)
+
+
+def _read_texts(data: dict, game: Game, meta: dict, notes: _Notes) -> None:
+    game.public_clue_text = _get(data, "public_clue", str, "", notes)
+    reason = _get(data, "reason", str, "", notes)
+    motive, method, labelled = split_reason(reason)
+    game.truth = TruthManual(text=reason, motive=motive, method=method)
+    if reason and not labelled:
+        notes.add(GAME_FILE, "reason", "reason has no 作案动机：/作案手法： labels", "motive and method left empty", "info")
+    elif labelled and (not motive or not method):
+        notes.add(GAME_FILE, "reason", "reason has only one of the motive/method labels", "the other left empty", "info")
+    game.task_prompts["civilian"] = _get(data, "task_nm", str, "", notes)
+    game.task_prompts["murderer"] = _get(data, "task_m", str, "", notes)
+    role_q = _get(data, "role-q", dict, {}, notes)
+    meta["role_q"] = role_q
+
+
+# --------------------------------------------------------------------------------------------
+# Images
+
+
+def _read_images(folder: Path, game: Game, notes: _Notes) -> None:
+    img_dir = folder / "img"
+    if not img_dir.is_dir():
+        notes.add("img", "", "no img/ folder", "game imported without images")
+        return
+    files = sorted((p for p in img_dir.iterdir() if p.is_file() and not p.name.startswith(".")),
+                   key=lambda p: numeric_sort_key(p.name))
+    by_hash: dict[str, str] = {}
+    for path in files:
+        rel = f"img/{path.name}"
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            notes.add(rel, "", f"cannot read: {exc.strerror or exc}", "skipped", "error")
+            continue
+        try:
+            media_type, ext = sniff_image(data)
+            open_image_safely(data, reduce=True)
+        except (UnsupportedImage, ImageTooLarge) as exc:
+            notes.add(rel, "", str(exc), "skipped", "error")
+            continue
+        suffix = _EXT_ALIASES.get(path.suffix.lower(), path.suffix.lower())
+        if suffix != ext:
+            kind = media_type.split("/")[1].upper()
+            notes.add(rel, "", f"{path.name} is really {kind}; kept the name, media type sniffed", "", "info")
+        digest = hashlib.sha256(data).hexdigest()
+        if digest in by_hash:
+            notes.add(rel, "", f"byte-identical to img/{by_hash[digest]}", "kept both (export fidelity)", "info")
+        else:
+            by_hash[digest] = path.name
+        game.clues.append(Clue(key=rel, kind=ClueKind.IMAGE, title=path.name, filename=path.name, data=data,
+                               media_type=media_type))
+    _note_numbering_gaps([p.name for p in files], notes)
+
+
+def _note_numbering_gaps(names: list[str], notes: _Notes) -> None:
+    """Report numbered image series with holes (DAMAIF's image_1.jpg is missing upstream)."""
+    series: dict[str, set[int]] = defaultdict(set)
+    exts: dict[str, str] = {}
+    for name in names:
+        match = re.fullmatch(r"(\D*?)(\d+)(\.\w+)", name)
+        if match:
+            series[match.group(1)].add(int(match.group(2)))
+            exts.setdefault(match.group(1), match.group(3))
+    for prefix, numbers in series.items():
+        missing = sorted(set(range(1, max(numbers) + 1)) - numbers)
+        if missing:
+            shown = ", ".join(f"{prefix}{n}{exts[prefix]}" for n in missing[:5]) + (" …" if len(missing) > 5 else "")
+            notes.add("img", "", f"numbering has gaps: {shown} missing", "imported the images that exist")
