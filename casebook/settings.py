@@ -63,6 +63,8 @@ INSTALLED_APPS = [
     "exporters",
     "evaluation",
     "generation",
+    "review",
+    "labelstudio",
 ]
 
 MIDDLEWARE = [

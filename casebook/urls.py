@@ -9,6 +9,8 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("ingest/", include("ingest.urls")),
     path("generate/", include("generation.urls")),
+    path("review/", include("review.urls")),
+    path("labelstudio/", include("labelstudio.urls")),
     path("", include("annotate.urls")),
     # Media (uploaded scans, clue images) are served by Django itself: Casebook runs on a closed
     # network without a separate file server. Access is checked in the views that link to them.

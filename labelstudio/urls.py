@@ -1,0 +1,5 @@
+"""labelstudio URLs."""
+from django.urls import path
+
+app_name = "labelstudio"
+urlpatterns: list = []
