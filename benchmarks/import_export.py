@@ -33,11 +33,12 @@ def main() -> None:
 
     django.setup()
     from django.core.management import call_command
-    from django.db import connection, reset_queries
+    from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    from annotate.builder import build_game
     from annotate.models import Game
-    from exporters.service import EXPORT_FORMATS, export_games, import_dataset
+    from exporters.service import EXPORT_FORMATS, export_games, read_dataset
 
     call_command("migrate", verbosity=0)
     print(f"database: {connection.vendor} ({os.environ.get('DATABASE_URL', 'SQLite in ' + data_dir)})")
@@ -45,15 +46,17 @@ def main() -> None:
     sources = [("wellplay", args.anchors / "wellplay"), ("wellplay", args.anchors / "wellplay" / "legacy-195be0c"),
                ("whodunitbench", args.anchors / "whodunitbench" / "Dataset")]
     for fmt, path in sources:
-        with CaptureQueriesContext(connection) as ctx:
-            start = time.perf_counter()
-            summary = import_dataset(fmt, path, replace=True)
-            elapsed = time.perf_counter() - start
-        per_game = len(ctx.captured_queries) / max(1, len(summary.games))
-        for g in summary.games:
-            print(f"{'import ' + fmt + ' (' + path.name + ')':38} {g.slug[:34]:34} {elapsed / len(summary.games):8.3f} "
-                  f"{per_game:8.0f} {g.questions:9d}  [{g.status}]")
-        reset_queries()
+        start = time.perf_counter()
+        result = read_dataset(fmt, path)
+        print(f"{'read ' + fmt + ' (' + path.name + ')':38} {'(all games)':34} {time.perf_counter() - start:8.3f} "
+              f"{0:8d} {sum(len(g.questions) for g in result.games):9d}")
+        for game in result.games:
+            with CaptureQueriesContext(connection) as ctx:
+                start = time.perf_counter()
+                built = build_game(game, replace=True)
+                elapsed = time.perf_counter() - start
+            print(f"{'build ' + fmt + ' (' + path.name + ')':38} {game.slug[:34]:34} {elapsed:8.3f} "
+                  f"{len(ctx.captured_queries):8d} {len(game.questions):9d}  [{built.status}]")
 
     out_root = Path(tempfile.mkdtemp(prefix="casebook-bench-out-"))
     for game in Game.objects.order_by("language", "source_id"):
