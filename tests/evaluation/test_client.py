@@ -1,0 +1,89 @@
+"""The async client against the local server: cache, resume, bounded concurrency, retries."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from casebook.openai_test_server import OpenAITestServer, Reply
+from evaluation.client import ChatClient, ChatRequest, Prices, ResponseCache
+
+
+def _requests(n: int, model: str = "m") -> list[ChatRequest]:
+    return [ChatRequest(model, [{"role": "user", "content": f"问题 {i}"}], {"temperature": 0}) for i in range(n)]
+
+
+def _client(server: OpenAITestServer, tmp_path: Path, **kw) -> ChatClient:
+    kw.setdefault("backoff_base", 0.01)
+    return ChatClient(base_url=server.base_url, api_key="test", cache=ResponseCache(tmp_path / "cache"),
+                      progress=False, seed=1, **kw)
+
+
+def test_cache_key_covers_model_messages_and_parameters() -> None:
+    base = ChatRequest("m", [{"role": "user", "content": "x"}], {"temperature": 0, "seed": 1})
+    assert base.key() == ChatRequest("m", [{"role": "user", "content": "x"}], {"seed": 1, "temperature": 0}).key()
+    assert base.key() != ChatRequest("m2", base.messages, base.params).key()
+    assert base.key() != ChatRequest("m", [{"role": "user", "content": "y"}], base.params).key()
+    assert base.key() != ChatRequest("m", base.messages, {"temperature": 0, "seed": 2}).key()
+
+
+def test_second_run_sends_nothing_and_gives_the_same_answers(server, tmp_path) -> None:
+    server.responder = lambda req, n: f"reply to {req['messages'][0]['content']}"
+    first = _client(server, tmp_path, prices=Prices(1.0, 2.0))
+    results = first.run_sync(_requests(6))
+    assert server.count == 6 and first.sent == 6 and first.cached == 0
+    assert first.usage.prompt_tokens > 0 and first.cost > 0
+    second = _client(server, tmp_path)
+    again = second.run_sync(_requests(6))
+    assert server.count == 6 and second.sent == 0 and second.cached == 6
+    assert [r.content for r in again] == [r.content for r in results] == [f"reply to 问题 {i}" for i in range(6)]
+    assert all(r.cached for r in again)
+
+
+def test_interrupted_run_resumes_with_only_the_missing_requests(tmp_path) -> None:
+    with OpenAITestServer(reply="B", fail_after=4) as dying:
+        client = _client(dying, tmp_path, concurrency=1, max_retries=1)
+        results = client.run_sync(_requests(10))
+        ok = [r for r in results if r.content is not None]
+        assert len(ok) == 4 and client.failed == 6  # failures are results, not exceptions
+    with OpenAITestServer(reply="B") as healthy:
+        client = _client(healthy, tmp_path)
+        results = client.run_sync(_requests(10))
+        assert healthy.count == 6 and client.cached == 4
+        assert all(r.content == "B" for r in results)
+        sent = {r["messages"][0]["content"] for r in healthy.requests}
+        assert sent == {f"问题 {i}" for i in range(4, 10)}
+
+
+def test_concurrency_is_bounded(tmp_path) -> None:
+    with OpenAITestServer(reply="A", latency=0.05) as srv:
+        client = _client(srv, tmp_path, concurrency=3)
+        client.run_sync(_requests(15))
+        assert srv.count == 15
+        assert srv.max_in_flight == 3  # reached, never exceeded
+
+
+def test_429_500_and_timeout_are_retried_then_succeed(tmp_path) -> None:
+    with OpenAITestServer(reply="C") as srv:
+        srv.enqueue(Reply.rate_limited(retry_after=0.05), Reply.error(500), Reply.error(503), Reply.slow(2.0, "late"))
+        client = _client(srv, tmp_path, concurrency=1, timeout=0.5, max_retries=5)
+        [result] = client.run_sync(_requests(1))
+        assert result.content == "C" and result.attempts == 5 and result.error == ""
+        assert srv.count == 5 and client.sent == 5
+
+
+def test_client_error_is_not_retried_and_malformed_body_fails_cleanly(tmp_path) -> None:
+    with OpenAITestServer(reply="C") as srv:
+        srv.enqueue(Reply.error(400, "bad request"))
+        client = _client(srv, tmp_path, max_retries=3)
+        [result] = client.run_sync(_requests(1))
+        assert result.content is None and "400" in result.error and srv.count == 1
+    with OpenAITestServer(responder=lambda req, n: Reply.malformed()) as srv:
+        client = _client(srv, tmp_path, max_retries=1)
+        [result] = client.run_sync(_requests(1, model="other"))
+        assert result.content is None and result.error
+        assert not list((tmp_path / "cache").rglob("*.tmp"))
+
+
+def test_identical_requests_in_one_batch_are_sent_once(server, tmp_path) -> None:
+    client = _client(server, tmp_path)
+    results = client.run_sync(_requests(2) + _requests(2))
+    assert server.count == 2 and len(results) == 4 and client.cached == 2
