@@ -155,6 +155,10 @@ TASKS = {
 OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 CASEBOOK_LLM_MODEL = os.environ.get("CASEBOOK_LLM_MODEL", "gpt-4o-mini")
+CASEBOOK_LLM_TIMEOUT = float(os.environ.get("CASEBOOK_LLM_TIMEOUT", "60"))
+CASEBOOK_LLM_ATTEMPTS = int(os.environ.get("CASEBOOK_LLM_ATTEMPTS", "4"))
+CASEBOOK_LLM_BACKOFF = float(os.environ.get("CASEBOOK_LLM_BACKOFF", "0.5"))
+CASEBOOK_LLM_CONCURRENCY = int(os.environ.get("CASEBOOK_LLM_CONCURRENCY", "4"))
 
 LOGGING = {
     "version": 1,

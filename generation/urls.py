@@ -1,5 +1,16 @@
-"""Question generation URLs (distractors, relation MCQs, quality checks)."""
+"""Question generation URLs (distractors, review, relation MCQs, quality checks), under /generate/."""
 from django.urls import path
 
+from . import views
+
 app_name = "generation"
-urlpatterns: list = []
+urlpatterns = [
+    path("g/<str:slug>/", views.index, name="index"),
+    path("g/<str:slug>/distractors/", views.generate, name="generate"),
+    path("g/<str:slug>/jobs/<int:pk>/", views.job_detail, name="job"),
+    path("g/<str:slug>/jobs/<int:pk>/status.json", views.job_status, name="job_status"),
+    path("g/<str:slug>/review/", views.review, name="review"),
+    path("g/<str:slug>/options/<int:pk>/review/", views.review_action, name="review_option"),
+    path("g/<str:slug>/relations/", views.relations, name="relations"),
+    path("g/<str:slug>/quality/", views.quality, name="quality"),
+]

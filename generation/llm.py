@@ -1,0 +1,235 @@
+"""A small, robust JSON-answering client over any OpenAI-compatible chat-completions endpoint.
+
+Why not call the SDK directly everywhere: every caller needs the same things — structured output
+(``response_format`` with a JSON schema) with a fallback for servers that ignore or refuse it,
+lenient parsing of JSON from plain text (code fences, prose around the object), retries with
+exponential backoff on 429 / 5xx / timeouts / unparseable replies, and bounded concurrency for
+batches. Errors reach the caller as :class:`LLMError` with a message an annotator can read.
+
+The endpoint comes from settings (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``CASEBOOK_LLM_MODEL``);
+the SDK's own retries are switched off so that the policy here is the only one.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+import openai
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class LLMError(Exception):
+    """The endpoint could not give a usable answer; the message says why, for a person."""
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    api_key: str = ""
+    base_url: str = ""
+    model: str = "gpt-4o-mini"
+    timeout: float = 60.0  # seconds per request
+    attempts: int = 4  # tries per request (1 = no retry)
+    backoff: float = 0.5  # first wait; doubles each retry, with jitter
+    max_backoff: float = 20.0
+    concurrency: int = 4  # requests in flight at once in :meth:`LLMClient.map`
+    temperature: float = 0.7
+
+    @classmethod
+    def from_settings(cls, **overrides: Any) -> LLMSettings:
+        """The endpoint configured in Django settings (environment), with explicit overrides."""
+        from django.conf import settings
+
+        base = cls(
+            api_key=getattr(settings, "OPENAI_API_KEY", "") or "",
+            base_url=getattr(settings, "OPENAI_BASE_URL", "") or "",
+            model=getattr(settings, "CASEBOOK_LLM_MODEL", "") or cls.model,
+            # optional tuning knobs (not in settings.py by default)
+            timeout=float(getattr(settings, "CASEBOOK_LLM_TIMEOUT", cls.timeout)),
+            attempts=int(getattr(settings, "CASEBOOK_LLM_ATTEMPTS", cls.attempts)),
+            backoff=float(getattr(settings, "CASEBOOK_LLM_BACKOFF", cls.backoff)),
+            concurrency=int(getattr(settings, "CASEBOOK_LLM_CONCURRENCY", cls.concurrency)),
+        )
+        return replace(base, **{k: v for k, v in overrides.items() if v is not None})
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.api_key)
+
+    def describe(self) -> str:
+        return f"{self.model} at {self.base_url or 'api.openai.com'}"
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+
+
+def parse_json_reply(text: str) -> Any:
+    """The JSON value in a model reply: the whole text, a ```json fence, or the first {...}/[...] in it.
+
+    Raises ValueError with a short excerpt when nothing parses.
+    """
+    text = (text or "").strip()
+    if not text:
+        raise ValueError("the reply is empty")
+    candidates = [text]
+    candidates += [m.group(1).strip() for m in _FENCE.finditer(text)]
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+    # A JSON object or array embedded in prose: the first opening bracket that starts a valid value.
+    decoder = json.JSONDecoder()
+    starts = [i for i, ch in enumerate(text) if ch in "{["]
+    for start in starts:
+        try:
+            value, _ = decoder.raw_decode(text[start:])
+            if isinstance(value, (dict, list)):
+                return value
+        except json.JSONDecodeError:
+            continue
+    excerpt = text[:120].replace("\n", " ")
+    raise ValueError(f"the reply is not valid JSON: {excerpt!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# Client
+
+
+_RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError)
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _describe_error(exc: Exception) -> str:
+    if isinstance(exc, openai.APITimeoutError):
+        return "the request timed out"
+    if isinstance(exc, openai.RateLimitError):
+        return "rate limited (HTTP 429)"
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code} from the endpoint"
+    if isinstance(exc, openai.APIConnectionError):
+        return "could not connect to the endpoint"
+    return str(exc) or exc.__class__.__name__
+
+
+class LLMClient:
+    """Chat completions that return parsed JSON, with retries; thread-safe for :meth:`map`."""
+
+    def __init__(self, settings: LLMSettings | None = None, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.settings = settings or LLMSettings.from_settings()
+        if not self.settings.configured:
+            raise LLMError("no LLM endpoint is configured (set OPENAI_API_KEY, and OPENAI_BASE_URL for a local server)")
+        self._client = openai.OpenAI(
+            api_key=self.settings.api_key,
+            base_url=self.settings.base_url or None,
+            timeout=self.settings.timeout,
+            max_retries=0,
+        )
+        self._sleep = sleep
+        self._structured = True  # switched off once the server refuses response_format
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    def _request(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str) -> str:
+        kwargs: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": messages,
+            "temperature": self.settings.temperature,
+        }
+        if schema is not None and self._structured:
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": True},
+            }
+        try:
+            completion = self._client.chat.completions.create(**kwargs)
+        except json.JSONDecodeError as exc:  # HTTP 200 whose body is not JSON
+            raise ValueError("the endpoint's response body is not valid JSON (a broken server or proxy?)") from exc
+        except openai.BadRequestError as exc:
+            # Servers without structured output answer 400 naming response_format: ask again in plain text.
+            if "response_format" in kwargs and "response_format" in str(exc).lower().replace(" ", "_"):
+                with self._lock:
+                    self._structured = False
+                kwargs.pop("response_format")
+                completion = self._client.chat.completions.create(**kwargs)
+            else:
+                raise
+        choices = getattr(completion, "choices", None) or []
+        if not choices or choices[0].message is None:
+            raise ValueError("the reply has no message")
+        message = choices[0].message
+        if getattr(message, "refusal", None):
+            raise LLMError(f"the model refused: {message.refusal}")
+        return message.content or ""
+
+    def chat_json(self, messages: list[dict[str, str]], schema: dict[str, Any] | None = None,
+                  name: str = "answer") -> Any:
+        """Send ``messages`` and return the parsed JSON reply, retrying what is worth retrying."""
+        last = ""
+        attempts = max(1, self.settings.attempts)
+        for attempt in range(1, attempts + 1):
+            wait: float | None = None
+            try:
+                return parse_json_reply(self._request(messages, schema, name))
+            except _RETRYABLE as exc:
+                last = _describe_error(exc)
+                wait = _retry_after(exc)
+            except ValueError as exc:  # unparseable content: the model may do better next time
+                last = str(exc)
+            except openai.APIStatusError as exc:  # 400/401/403/404: retrying will not help
+                raise LLMError(f"{_describe_error(exc)}: {getattr(exc, 'message', exc)}") from exc
+            except openai.APIError as exc:  # e.g. a 200 whose body is not JSON (broken proxy)
+                last = f"unusable response from the endpoint ({exc.__class__.__name__})"
+            if attempt == attempts:
+                break
+            delay = min(self.settings.max_backoff, self.settings.backoff * 2 ** (attempt - 1))
+            delay = delay * (0.5 + random.random() / 2)
+            if wait is not None:
+                delay = min(self.settings.max_backoff, max(delay, wait))
+            log.info("LLM attempt %d/%d failed (%s); retrying in %.2fs", attempt, attempts, last, delay)
+            self._sleep(delay)
+        raise LLMError(f"{last} (gave up after {attempts} attempt{'s' if attempts > 1 else ''})")
+
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[tuple[T, R | None, Exception | None]]:
+        """Run ``fn`` over ``items`` with at most ``concurrency`` in flight; yield as each finishes.
+
+        Yields ``(item, result, error)``; the caller writes each result when it arrives, so a failure
+        later in the batch loses nothing written before it.
+        """
+        with ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency)) as pool:
+            futures: dict[Future, T] = {pool.submit(fn, item): item for item in items}
+            for future in as_completed(futures):
+                item = futures[future]
+                try:
+                    yield item, future.result(), None
+                except Exception as exc:  # noqa: BLE001 - reported per item by the caller
+                    yield item, None, exc

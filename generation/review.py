@@ -1,0 +1,68 @@
+"""Reviewing generated options: accept, edit or reject each one.
+
+Every change goes through :func:`review_option`, which bumps the question's version, clears its
+``raw`` published string (exporters re-render it) and recomputes the answer letters over the
+options that will be exported (rejected ones are kept in the database for the record, but left
+out of exports, which shifts the letters after them).
+"""
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import QuerySet
+
+from annotate.models import Game, Option, Question
+from annotate.services import audit
+from casebook.interchange import OptionOrigin, OptionReview
+
+from .distractors import refresh_answer
+from .offline import near_duplicate
+
+ACTIONS = {"accept": OptionReview.ACCEPTED, "edit": OptionReview.EDITED, "reject": OptionReview.REJECTED}
+GENERATED_ORIGINS = (OptionOrigin.LLM, OptionOrigin.HEURISTIC)
+
+
+class ReviewError(ValueError):
+    """The review action cannot be applied; the message is for the reviewer."""
+
+
+def pending_options(game: Game) -> QuerySet[Option]:
+    """Generated options of a game still waiting for review, question by question."""
+    return (
+        Option.objects.filter(question__game=game, origin__in=GENERATED_ORIGINS, review=OptionReview.PENDING)
+        .select_related("question")
+        .order_by("question__position", "question_id", "position", "id")
+    )
+
+
+def generated_options(game: Game) -> QuerySet[Option]:
+    return (
+        Option.objects.filter(question__game=game, origin__in=GENERATED_ORIGINS)
+        .select_related("question")
+        .order_by("question__position", "question_id", "position", "id")
+    )
+
+
+@transaction.atomic
+def review_option(option: Option, action: str, *, text: str | None = None, user=None) -> Option:
+    """Apply ``accept`` / ``edit`` (with ``text``) / ``reject`` to one option."""
+    if action not in ACTIONS:
+        raise ReviewError(f"unknown action {action!r}: use accept, edit or reject")
+    option = Option.objects.select_for_update().select_related("question__game").get(pk=option.pk)
+    question: Question = option.question
+    before = audit.snapshot(option)
+    if action == "edit":
+        new_text = " ".join((text or "").split())
+        if not new_text:
+            raise ReviewError("the edited option is empty; reject it instead")
+        others = [o.text for o in question.options.exclude(pk=option.pk).exclude(review=OptionReview.REJECTED)]
+        clash = next((o for o in others if near_duplicate(new_text, o)), None)
+        if clash is not None:
+            raise ReviewError(f"the edited option repeats another option ({clash!r})")
+        option.text = new_text
+    if action == "reject" and option.is_correct:
+        raise ReviewError("this is the correct option; it cannot be rejected here")
+    option.review = ACTIONS[action]
+    option.save(update_fields=["text", "review"])
+    refresh_answer(question)
+    audit.record(question.game, user, option, f"review-{action}", before, audit.snapshot(option))
+    return option
