@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -289,7 +290,7 @@ class ChatClient:
         return results
 
     def run_sync(self, requests: Sequence[ChatRequest], desc: str = "requests") -> list[ChatResult]:
-        return asyncio.run(self.run(requests, desc))
+        return run_blocking(self.run(requests, desc))
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -304,3 +305,18 @@ class ChatClient:
             "cost_usd_if_uncached": round(self.cost + self.cached_usage.cost(self.prices), 6),
             "prices_per_million": {"input": self.prices.input, "output": self.prices.output},
         }
+
+
+def run_blocking(coro: Any) -> Any:
+    """Run a coroutine to completion from synchronous code.
+
+    ``asyncio.run`` refuses to start when the calling thread already has a running event loop
+    (Jupyter notebooks, Playwright's sync API, an ASGI worker); then the coroutine runs on a
+    fresh loop in a worker thread instead.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()

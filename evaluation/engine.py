@@ -6,14 +6,13 @@ them to :func:`ask` and :func:`score_items`; it never talks to the client itself
 """
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from casebook.interchange import Game, Question
 from evaluation.baselines import lexical_answer, random_answer
-from evaluation.client import ChatClient, ChatRequest, ResponseCache
+from evaluation.client import ChatClient, ChatRequest, ResponseCache, run_blocking
 from evaluation.config import EvalConfig
 from evaluation.parsing import parse_answer
 from evaluation.scoring import ResultRow, is_right_compatible, is_right_strict
@@ -68,7 +67,7 @@ def ask(items: Sequence[Item], config: EvalConfig, client: ChatClient | None, de
         ChatRequest(config.model, item.messages, config.request_params(run))
         for run in range(config.runs) for item in items
     ]
-    results = asyncio.run(client.run(requests, desc=desc)) if requests else []
+    results = run_blocking(client.run(requests, desc=desc)) if requests else []
     pairs = [(item, run) for run in range(config.runs) for item in items]
     for (item, run), result in zip(pairs, results, strict=True):
         answers.append(Answer(item, run, result.content, result.cached, result.error))

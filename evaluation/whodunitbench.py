@@ -30,7 +30,6 @@ murderer), one value per recorded run.
 """
 from __future__ import annotations
 
-import asyncio
 import base64
 import io
 import json
@@ -40,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from casebook.interchange import Game, Question, QuestionKind, name_key
-from evaluation.client import ChatClient, ChatRequest
+from evaluation.client import ChatClient, ChatRequest, run_blocking
 from evaluation.config import ConfigError, EvalConfig
 from evaluation.engine import Item, ask, score_items
 from evaluation.prompts import build_messages, context_for
@@ -212,7 +211,7 @@ def run_cmd(games: Sequence[Game], config: EvalConfig, client: ChatClient | None
         assert client is not None
         requests = [ChatRequest(config.model, _cmd_messages(g, config), config.request_params(run))
                     for run in range(config.runs) for g in games]
-        results = asyncio.run(client.run(requests, desc="CMD deductions"))
+        results = run_blocking(client.run(requests, desc="CMD deductions"))
         pairs = [(g.slug, run) for run in range(config.runs) for g in games]
         predictions = {pair: r.content for pair, r in zip(pairs, results, strict=True)}
     if judge is None or client is None:
@@ -228,7 +227,7 @@ def run_cmd(games: Sequence[Game], config: EvalConfig, client: ChatClient | None
         judge_requests.append(ChatRequest(judge, [{"role": "user", "content": prompt}],
                                           {"temperature": 0, "max_tokens": 300}))
         keys.append((slug, run, prediction))
-    verdicts = asyncio.run(client.run(judge_requests, desc="CMD judge"))
+    verdicts = run_blocking(client.run(judge_requests, desc="CMD judge"))
     for (slug, run, prediction), verdict in zip(keys, verdicts, strict=True):
         score = parse_judge_score(verdict.content) if prediction else 0.0
         right = {} if score is None else {"strict": score / 100, "compatible": score / 100}

@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
 
 APT_PACKAGES=(tesseract-ocr tesseract-ocr-eng tesseract-ocr-chi-sim tesseract-ocr-chi-tra
-              fonts-wqy-zenhei poppler-utils)
+              fonts-wqy-zenhei poppler-utils
+              python3 python3-venv procps)  # a bare Debian 12 has no python3/venv; run.sh uses ps
 if [ "${CASEBOOK_BROWSER:-1}" = "1" ]; then APT_PACKAGES+=(chromium); fi
 if [ "${CASEBOOK_POSTGRES:-0}" = "1" ]; then APT_PACKAGES+=(postgresql); fi
 

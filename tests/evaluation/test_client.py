@@ -87,3 +87,20 @@ def test_identical_requests_in_one_batch_are_sent_once(server, tmp_path) -> None
     client = _client(server, tmp_path)
     results = client.run_sync(_requests(2) + _requests(2))
     assert server.count == 2 and len(results) == 4 and client.cached == 2
+
+
+def test_run_blocking_works_inside_a_running_event_loop():
+    """Notebooks and Playwright's sync API keep a loop running; the runner must still work there."""
+    import asyncio
+
+    from evaluation.client import run_blocking
+
+    async def answer() -> int:
+        await asyncio.sleep(0)
+        return 42
+
+    async def caller() -> int:
+        return run_blocking(answer())  # called from synchronous code while this loop runs
+
+    assert run_blocking(answer()) == 42
+    assert asyncio.run(caller()) == 42

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Casebook in one command: set up (apt, venv, pip, migrations, static files), load the demo game,
+# create the demo admin and print its login, then serve the web app on 127.0.0.1:8000 (gunicorn,
+# SQLite by default) together with the background worker for long jobs. Ctrl-C stops both.
+#
+# Environment: CASEBOOK_DATA_DIR (default ./var), DATABASE_URL, CASEBOOK_DEMO_PASSWORD,
+# CASEBOOK_HOST / CASEBOOK_PORT (default 127.0.0.1 / 8000), CASEBOOK_THREADS (default 4).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export CASEBOOK_DATA_DIR="${CASEBOOK_DATA_DIR:-$PWD/var}"
+HOST="${CASEBOOK_HOST:-127.0.0.1}"
+PORT="${CASEBOOK_PORT:-8000}"
+PY=.venv/bin/python
+
+# Installed first so that Ctrl-C during set-up also stops cleanly (the trap runs after the
+# interrupted child exits).
+SERVER_PID=""
+WORKER_PID=""
+cleanup() {
+  trap - EXIT INT TERM
+  local pids="$SERVER_PID $WORKER_PID" pid alive
+  if [ -z "${pids// /}" ]; then return; fi
+  echo "casebook: stopping the web server and the worker"
+  for pid in $pids; do kill -TERM "$pid" 2>/dev/null || true; done
+  for _ in $(seq 40); do   # up to 8 s for a graceful stop, then force
+    alive=""
+    for pid in $pids; do if kill -0 "$pid" 2>/dev/null; then alive=1; fi; done
+    if [ -z "$alive" ]; then break; fi
+    sleep 0.2
+  done
+  for pid in $pids; do
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "casebook: forcing pid $pid (and its children) to stop" >&2
+      for child in $(ps -o pid= --ppid "$pid" 2>/dev/null); do kill -KILL "$child" 2>/dev/null || true; done
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+CASEBOOK_BROWSER="${CASEBOOK_BROWSER:-0}" bash scripts/setup.sh   # the server needs no chromium
+"$PY" manage.py collectstatic --noinput -v 0
+"$PY" manage.py load_demo --url "http://$HOST:$PORT/"
+
+if ! "$PY" -c "import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); \
+s.bind(('$HOST', $PORT))" 2>/dev/null; then
+  echo "casebook: $HOST:$PORT is already in use; stop the other server or choose another CASEBOOK_PORT" >&2
+  exit 1
+fi
+
+"$PY" manage.py db_worker --queue-name '*' --interval 2 &
+WORKER_PID=$!
+.venv/bin/gunicorn casebook.wsgi \
+  --bind "$HOST:$PORT" --workers 1 --threads "${CASEBOOK_THREADS:-4}" \
+  --timeout 120 --graceful-timeout 5 --no-control-socket --access-logfile - &
+SERVER_PID=$!
+echo "casebook: serving http://$HOST:$PORT/ (web pid $SERVER_PID, worker pid $WORKER_PID); Ctrl-C to stop"
+
+# Stop everything as soon as either process ends (the trap stops the other one).
+set +e
+wait -n "$SERVER_PID" "$WORKER_PID"
+rc=$?
+set -e
+if kill -0 "$SERVER_PID" 2>/dev/null; then who="the background worker"; else who="the web server"; fi
+echo "casebook: $who exited (status $rc)" >&2
+exit "$rc"
