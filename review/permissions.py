@@ -1,0 +1,138 @@
+"""Who may do what in a game: one place every review view and command asks.
+
+Roles come from ``annotate.models.Membership.role`` and are ordered annotator < reviewer <
+manager; superusers act as managers everywhere. Non-members get ``Http404`` (a game's existence
+is not leaked); members whose role is too low get ``PermissionDenied`` (403). The ordering and the
+404/403 split are the same as ``annotate.services.access`` so both apps answer alike.
+"""
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
+from annotate.models import Game, Membership
+from casebook.interchange import Status
+
+ANNOTATOR, REVIEWER, MANAGER = Membership.Role.ANNOTATOR, Membership.Role.REVIEWER, Membership.Role.MANAGER
+ROLE_RANK = {ANNOTATOR: 1, REVIEWER: 2, MANAGER: 3}
+
+# The lowest role allowed to do each action (ownership rules for annotators are in `can`).
+ACTIONS: dict[str, str] = {
+    "view": ANNOTATOR,
+    "create": ANNOTATOR,
+    "comment": ANNOTATOR,
+    "history": ANNOTATOR,
+    "validate": ANNOTATOR,
+    "label": ANNOTATOR,
+    "edit": ANNOTATOR,  # own drafts / rejected items only; reviewers edit anything
+    "submit": ANNOTATOR,  # own items only; reviewers submit anything
+    "withdraw": ANNOTATOR,  # own items only
+    "approve": REVIEWER,
+    "reject": REVIEWER,
+    "reopen": REVIEWER,
+    "revert": REVIEWER,
+    "review_queue": REVIEWER,
+    "agreement": REVIEWER,
+    "members": MANAGER,
+    "targets": MANAGER,
+    "assign": MANAGER,
+    "export": MANAGER,
+}
+OWN_ONLY = {"edit", "submit", "withdraw"}
+EDITABLE_BY_AUTHOR = {Status.DRAFT, Status.REJECTED}
+
+
+class RoleError(PermissionDenied):
+    """A member tried something their role does not allow; the message says which role is needed."""
+
+
+def role_of(user, game: Game) -> str | None:
+    """The user's role in ``game`` (``manager`` for superusers), ``None`` for non-members."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return None
+    if user.is_superuser:
+        return MANAGER
+    return Membership.objects.filter(user=user, game=game).values_list("role", flat=True).first()
+
+
+def has_role(role: str | None, needed: str) -> bool:
+    return role is not None and ROLE_RANK.get(role, 0) >= ROLE_RANK[needed]
+
+
+def can(user, game: Game, action: str, item=None, *, role: str | None = None) -> bool:
+    """May ``user`` do ``action`` in ``game`` (on ``item``, for ownership-limited actions)?"""
+    if action not in ACTIONS:
+        raise ValueError(f"Unknown action {action!r}.")
+    role = role if role is not None else role_of(user, game)
+    if not has_role(role, ACTIONS[action]):
+        return False
+    if action in OWN_ONLY and item is not None and not has_role(role, REVIEWER):
+        if getattr(item, "author_id", None) != user.pk:
+            return False
+        if action == "edit" and getattr(item, "status", Status.DRAFT) not in EDITABLE_BY_AUTHOR:
+            return False
+    return True
+
+
+def require(user, game: Game, action: str, item=None) -> str:
+    """Return the user's role, or raise Http404 (non-member) / RoleError (role or ownership)."""
+    role = role_of(user, game)
+    if role is None:
+        raise Http404("No such game")
+    if not can(user, game, action, item, role=role):
+        needed = ACTIONS[action]
+        if has_role(role, needed) and action in OWN_ONLY:
+            raise RoleError(f"Annotators may {action} only their own draft or rejected items; this one is not.")
+        raise RoleError(f"'{action}' needs the {needed} role in {game.title}; you are {role}.")
+    return role
+
+
+def require_role(game: Game, user, role: str) -> str:
+    """Return the user's role when it is at least ``role``; Http404 for non-members, 403 otherwise."""
+    current = role_of(user, game)
+    if current is None:
+        raise Http404("No such game")
+    if not has_role(current, role):
+        raise RoleError(f"This needs the {role} role in {game.title}; you are {current}.")
+    return current
+
+
+def game_for(user, slug: str, action: str = "view") -> tuple[Game, str]:
+    """The game with ``slug`` and the user's role, checked for ``action`` (404 for non-members)."""
+    game = Game.objects.filter(slug=slug).first()
+    if game is None:
+        raise Http404("No such game")
+    return game, require(user, game, action)
+
+
+def command_user(username: str, game: Game, action: str):
+    """For management commands: check ``--as USERNAME`` for ``action`` in ``game``.
+
+    An empty username means the operator at the shell (full access, like a superuser); otherwise
+    the user must exist and hold the role. Raises ``CommandError`` with a readable message.
+    """
+    from django.contrib.auth import get_user_model
+    from django.core.management.base import CommandError
+
+    if not username:
+        return None
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise CommandError(f"No user {username!r}.")
+    try:
+        require(user, game, action)
+    except Http404 as exc:
+        raise CommandError(f"{username} is not a member of {game.slug}.") from exc
+    except PermissionDenied as exc:
+        raise CommandError(str(exc)) from exc
+    return user
+
+
+def games_with_role(user, role: str):
+    """Games where the user holds at least ``role`` (all games for superusers)."""
+    if user is None or not user.is_authenticated:
+        return Game.objects.none()
+    if user.is_superuser:
+        return Game.objects.all()
+    allowed = [r for r, rank in ROLE_RANK.items() if rank >= ROLE_RANK[role]]
+    return Game.objects.filter(memberships__user=user, memberships__role__in=allowed).distinct()

@@ -1,0 +1,155 @@
+"""The review state machine for questions, reasoning chains and relationships.
+
+    draft     --submit-->          submitted
+    submitted --withdraw-->        draft        (the author takes it back)
+    submitted --approve-->         approved
+    submitted --reject(reason)-->  rejected
+    rejected  --submit-->          submitted    (= resubmit, after fixing)
+    approved  --reopen(reason)-->  submitted    (a reviewer, or a blind validator who disagreed)
+
+Every transition checks the role (``review.permissions``), bumps ``version`` (so an editor open
+on the old version gets a conflict instead of overwriting), writes an audit entry, and — for
+reject/reopen — a comment with the reason so the author sees it in the item's thread.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import models, transaction
+from django.db.models import F
+
+from annotate.models import Question, ReasoningChain, Relationship
+from casebook.interchange import Status
+
+from . import audit, permissions
+from .models import Comment
+
+REVIEWED_MODELS = (Question, ReasoningChain, Relationship)
+
+# action -> (allowed source states, target state)
+TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
+    "submit": (frozenset({Status.DRAFT, Status.REJECTED}), Status.SUBMITTED),
+    "withdraw": (frozenset({Status.SUBMITTED}), Status.DRAFT),
+    "approve": (frozenset({Status.SUBMITTED}), Status.APPROVED),
+    "reject": (frozenset({Status.SUBMITTED}), Status.REJECTED),
+    "reopen": (frozenset({Status.APPROVED}), Status.SUBMITTED),
+}
+NEEDS_REASON = {"reject", "reopen"}
+LABELS = {"submit": "Submit", "withdraw": "Withdraw", "approve": "Approve", "reject": "Reject", "reopen": "Reopen"}
+PAST = {"submit": "Submitted", "withdraw": "Withdrawn", "approve": "Approved", "reject": "Rejected", "reopen": "Reopened"}
+
+
+class TransitionError(ValueError):
+    """An illegal or unauthorised state change; the message says why, in words for the user."""
+
+
+class StaleVersion(TransitionError):
+    """The item changed since the page was loaded."""
+
+
+@dataclass
+class BulkResult:
+    done: list[models.Model]
+    failed: list[tuple[models.Model, str]]
+
+
+def allowed_actions(item: models.Model, user, *, role: str | None = None) -> list[str]:
+    """Actions the user may take on the item in its current state (for buttons)."""
+    out = []
+    for action, (sources, _) in TRANSITIONS.items():
+        if item.status in sources and _permission_problem(item, action, user, role) is None:
+            out.append(action)
+    return out
+
+
+def _permission_problem(item, action: str, user, role: str | None) -> str | None:
+    role = role if role is not None else permissions.role_of(user, item.game)
+    if role is None:
+        return "You are not a member of this game."
+    if not permissions.can(user, item.game, action, item, role=role):
+        if permissions.has_role(role, permissions.ACTIONS[action]):
+            return f"Only the author (or a reviewer) may {action} this item."
+        return f"'{action}' needs the {permissions.ACTIONS[action]} role; you are {role}."
+    if action in {"approve", "reject"} and item.author_id == user.pk and not permissions.has_role(role, permissions.MANAGER):
+        return "Reviewers cannot approve or reject their own items; ask another reviewer."
+    return None
+
+
+def _check_shape(item) -> None:
+    if not isinstance(item, REVIEWED_MODELS):
+        raise TransitionError(f"{type(item).__name__} has no review state.")
+
+
+@transaction.atomic
+def transition(item: models.Model, action: str, user, *, reason: str = "",
+               expected_version: int | None = None) -> models.Model:
+    """Apply ``action`` for ``user``; raises TransitionError (illegal, unauthorised, missing reason)."""
+    _check_shape(item)
+    if action not in TRANSITIONS:
+        raise TransitionError(f"Unknown action {action!r}; expected one of {', '.join(TRANSITIONS)}.")
+    locked = type(item).objects.select_for_update().select_related("game").get(pk=item.pk)
+    if expected_version is not None and locked.version != expected_version:
+        raise StaleVersion(f"This item was changed by someone else (now version {locked.version}); reload and look again.")
+    problem = _permission_problem(locked, action, user, None)
+    if problem:
+        raise TransitionError(problem)
+    return _apply(locked, action, user, reason=reason)
+
+
+def _apply(item: models.Model, action: str, user, *, reason: str = "", system: bool = False) -> models.Model:
+    """Move ``item`` (already locked) along ``action``; no permission check (callers do that)."""
+    sources, target = TRANSITIONS[action]
+    if item.status not in sources:
+        allowed = sorted(a for a, (s, _) in TRANSITIONS.items() if item.status in s)
+        raise TransitionError(
+            f"Cannot {action} an item that is {item.status}"
+            + (f"; from {item.status} you can {' or '.join(allowed)}." if allowed else ".")
+        )
+    reason = (reason or "").strip()
+    if action in NEEDS_REASON and not reason:
+        raise TransitionError(f"Say why: {action} needs a reason the author can act on.")
+    before = audit.snapshot_item(item)
+    item.status = target
+    if action in {"approve", "reject"}:
+        item.reviewer = user if getattr(user, "is_authenticated", False) else None
+    if action == "reject":
+        item.reject_reason = reason
+    elif action in {"approve", "submit"}:
+        item.reject_reason = ""
+    elif action == "reopen":
+        item.reject_reason = reason
+        item.reviewer = None
+    item.version = F("version") + 1
+    item.save(update_fields=["status", "reviewer", "reject_reason", "version", "updated_at"])
+    item.refresh_from_db()
+    after = audit.snapshot_item(item)
+    if reason:
+        after["_reason"] = reason
+    audit.record_change(item.game, user, item, action, before, after)
+    if reason:
+        Comment.objects.create(
+            game=item.game, item_type=audit.item_type(item), item_id=item.pk,
+            author=user if getattr(user, "is_authenticated", False) else None,
+            text=f"{PAST[action]}: {reason}", system=system,
+        )
+    return item
+
+
+def bulk(items, action: str, user, *, reason: str = "") -> BulkResult:
+    """Apply one action to many items; each succeeds or fails alone (a failure loses nothing else)."""
+    result = BulkResult([], [])
+    for item in items:
+        try:
+            result.done.append(transition(item, action, user, reason=reason))
+        except TransitionError as exc:
+            result.failed.append((item, str(exc)))
+    return result
+
+
+def send_back(item: models.Model, user, reason: str) -> models.Model:
+    """Workflow-initiated reopen (e.g. a blind validator disagreed): approved → submitted with a
+    system comment; no role check, because the workflow itself asks for it."""
+    _check_shape(item)
+    with transaction.atomic():
+        locked = type(item).objects.select_for_update().select_related("game").get(pk=item.pk)
+        return _apply(locked, "reopen", user, reason=reason, system=True)

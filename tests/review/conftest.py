@@ -1,0 +1,101 @@
+"""Fixtures of the review-workflow tests: a small bilingual game built through the real builder,
+the real WellPlay anchor game, one user per role, and a real headless Chromium (Playwright)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from annotate.builder import build_game
+from annotate.models import Game, Membership, Question
+from casebook import interchange as ix
+from casebook.interchange import QuestionKind, Status
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+PASSWORD = "review pass 2026"
+ROLES = {"anna": "annotator", "bob": "annotator", "rita": "reviewer", "rex": "reviewer", "mia": "manager"}
+
+
+def small_game(slug: str = "manor") -> ix.Game:
+    """Three characters, a relationship, a chain and four MCQs (Chinese and English text)."""
+    chars = [ix.Character("林管家", script="我是管家。十点我在书房。"), ix.Character("王·小明", script="我是侄子。"),
+             ix.Character("Alice Smith", script="I am the guest.")]
+    questions = [
+        ix.Question(kind=QuestionKind.OBJECTIVE, stem=f"问题{i}：谁在十点进了书房？", perspective="林管家",
+                    options=[ix.Option("林管家", correct=True), ix.Option("王小明"), ix.Option("Alice Smith")],
+                    answer="a", status=Status.DRAFT)
+        for i in range(4)
+    ]
+    return ix.Game(
+        slug=slug, title="庄园谜案 Manor", language="zh", characters=chars, questions=questions,
+        relationships=[ix.Relationship("林管家", "王·小明", ["nephew"], status=Status.DRAFT)],
+        chains=[ix.ReasoningChain(title="谁是凶手", nodes=[ix.ChainNode("n1", text="管家十点在书房")], status=Status.DRAFT)],
+    )
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hasher(settings):
+    """PBKDF2 costs ~0.5 s a user on this shared 2-core machine; tests need no real hashing."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def game(db) -> Game:
+    return build_game(small_game()).game
+
+
+@pytest.fixture
+def users(db, django_user_model, game) -> dict:
+    """anna, bob (annotators), rita, rex (reviewers), mia (manager), otto (outsider), root (superuser)."""
+    out = {}
+    for name, role in ROLES.items():
+        out[name] = django_user_model.objects.create_user(name, password=PASSWORD)
+        Membership.objects.create(user=out[name], game=game, role=role)
+    out["otto"] = django_user_model.objects.create_user("otto", password=PASSWORD)
+    out["root"] = django_user_model.objects.create_superuser("root", password=PASSWORD)
+    return out
+
+
+@pytest.fixture
+def anna_question(game, users) -> Question:
+    """A draft MCQ written by anna."""
+    q = game.questions.order_by("position").first()
+    q.author = users["anna"]
+    q.save()
+    return q
+
+
+@pytest.fixture
+def wellplay_game(db, wellplay_anchor) -> Game:
+    """The real WellPlay game 罪恶 (Chinese, first published layout: it carries the relation files),
+    read from the anchors and built into the DB: 44 approved questions, 28 relationships."""
+    from exporters.wellplay.reader import read_game_dir
+
+    game, _ = read_game_dir(wellplay_anchor / "legacy-195be0c" / "chinese" / "131-罪恶（4人封闭）", wellplay_anchor)
+    return build_game(game).game
+
+
+# ---- Playwright (pytest-playwright is not installed: the fixtures it would give) ----
+
+@pytest.fixture(scope="session")
+def browser():
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1300, "height": 900}, locale="zh-CN")
+    p = context.new_page()
+    p.set_default_timeout(10_000)
+    yield p
+    context.close()

@@ -1,0 +1,72 @@
+"""In real headless Chromium: a reviewer rejects a question from the keyboard (j, r, reason,
+Ctrl+Enter) and the annotator then sees the reason on their own queue and on the item."""
+from __future__ import annotations
+
+import pytest
+
+from annotate.models import Question
+from casebook.interchange import Status
+
+from .conftest import PASSWORD
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+REASON = "选项C与剧本矛盾：Alice 十点在花园 (option C contradicts the script)"
+
+
+def login(page, live_server, username: str) -> None:
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
+
+
+def test_reviewer_rejects_with_reason_and_annotator_sees_it(browser, live_server, game, users):
+    qs = list(game.questions.order_by("position")[:2])
+    Question.objects.filter(pk__in=[q.pk for q in qs]).update(status=Status.SUBMITTED, author=users["anna"])
+    target = qs[1]
+
+    reviewer = browser.new_context(locale="zh-CN")
+    page = reviewer.new_page()
+    page.set_default_timeout(10_000)
+    login(page, live_server, "rita")
+    page.goto(f"{live_server.url}/review/?game={game.slug}")
+    rows = page.locator("tr[data-row]")
+    assert rows.count() == 2
+    page.keyboard.press("j")
+    page.keyboard.press("j")  # cursor on the second row
+    assert "cursor" in (rows.nth(1).get_attribute("class") or "")
+    page.keyboard.press("?")
+    assert page.locator("#help").is_visible() and "reject it with a reason" in page.locator("#help").inner_text()
+    page.keyboard.press("Escape")
+    page.keyboard.press("r")
+    dialog = page.locator("#reject-dialog")
+    assert dialog.is_visible()
+    page.fill("#reject-reason", REASON)
+    with page.expect_navigation():
+        page.keyboard.press("Control+Enter")
+    assert "Rejected" in page.locator(".messages").inner_text()
+    target.refresh_from_db()
+    assert (target.status, target.reject_reason, target.reviewer) == (Status.REJECTED, REASON, users["rita"])
+    assert Question.objects.get(pk=qs[0].pk).status == Status.SUBMITTED  # the other row is untouched
+    assert page.locator("tr[data-row]").count() == 1
+    reviewer.close()
+
+    annotator = browser.new_context(locale="zh-CN")
+    page = annotator.new_page()
+    page.set_default_timeout(10_000)
+    login(page, live_server, "anna")
+    page.goto(f"{live_server.url}/review/mine/")
+    rejected = page.locator("#rejected")
+    assert REASON in rejected.inner_text()
+    rejected.get_by_role("link", name=target.stem[:20]).click()
+    page.wait_for_load_state()
+    assert REASON in page.locator("#reject-reason-shown").inner_text()
+    assert page.locator("#item-status").inner_text() == "rejected"
+    with page.expect_navigation():
+        page.locator("button[data-action=submit]").click()  # resubmit after fixing
+    assert page.locator("#item-status").inner_text() == "submitted"
+    target.refresh_from_db()
+    assert target.status == Status.SUBMITTED and target.reject_reason == ""
+    annotator.close()
