@@ -132,7 +132,18 @@ def load_game(
     game.questions = [
         _question(q, names, clue_keys, node_keys, hidden_reviews) for q in row.questions.all() if keep(q)
     ]
+    _add_approvals(row, game.questions, [q.pk for q in row.questions.all() if keep(q)])
     return game
+
+
+def _add_approvals(row: m.Game, questions: list[ix.Question], pks: list[int]) -> None:
+    """Who approved each approved question and when, from the audit log (one query)."""
+    from review.audit import approvals
+
+    approved = approvals(row)
+    for q, pk in zip(questions, pks, strict=True):
+        if q.status == ix.Status.APPROVED and pk in approved:
+            q.provenance.update(approved[pk])
 
 
 def _clue(c: m.Clue, with_images: bool) -> ix.Clue:

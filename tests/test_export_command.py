@@ -105,3 +105,27 @@ def test_jsonl_reader_names_the_bad_line(tmp_path: Path):
     path.write_text(json.dumps({"a": 1}) + "\n{broken\n", encoding="utf-8")
     with pytest.raises(ValueError, match="line 2"):
         read_jsonl(path)
+
+
+@pytest.mark.django_db
+def test_jsonl_provenance_records_who_wrote_and_who_approved(tmp_path: Path, django_user_model):
+    from django.db import transaction
+
+    from review.states import transition
+
+    author = django_user_model.objects.create_user("writer", password="x")
+    reviewer = django_user_model.objects.create_user("checker", password="x")
+    built = build_game(make_game(n_questions=1))
+    m.Membership.objects.create(user=author, game=built.game, role="annotator")
+    m.Membership.objects.create(user=reviewer, game=built.game, role="reviewer")
+    question = m.Question.objects.get(game=built.game)
+    m.Question.objects.filter(pk=question.pk).update(status=ix.Status.SUBMITTED, author=author)
+    question.refresh_from_db()
+    with transaction.atomic():
+        transition(question, "approve", reviewer)
+    call_command("export", format="jsonl", out=tmp_path, verbosity=0)
+    (record,) = read_jsonl(tmp_path / "questions.jsonl")
+    assert record["status"] == "approved"
+    assert record["provenance"]["author"] == "writer"
+    assert record["provenance"]["approved_by"] == "checker"
+    assert record["provenance"]["approved_at"].startswith("20")
