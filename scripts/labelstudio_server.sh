@@ -28,7 +28,20 @@ LOG="$DATA/server.log"
 STAMP="$VENV/.casebook-label-studio-$VERSION"
 
 say() { printf 'labelstudio_server: %s\n' "$*" >&2; }
-healthy() { curl -fsS -m 3 "$URL/health" >/dev/null 2>&1; }
+# HTTP status of a GET (000 when nothing answers); python3 rather than curl, which a bare Debian lacks.
+http_status() {
+  "$PY" - "$@" <<'PYEOF'
+import sys, urllib.request, urllib.error
+req = urllib.request.Request(sys.argv[1], headers={"Authorization": f"Token {sys.argv[2]}"} if len(sys.argv) > 2 else {})
+try:
+    print(urllib.request.urlopen(req, timeout=5).status)
+except urllib.error.HTTPError as exc:
+    print(exc.code)
+except Exception:
+    print("000")
+PYEOF
+}
+healthy() { [ "$(http_status "$URL/health")" = 200 ]; }
 
 install() {
   if [ -f "$STAMP" ] && [ -x "$VENV/bin/label-studio" ]; then return 0; fi
@@ -48,8 +61,10 @@ start() {
     install
     mkdir -p "$DATA"
     say "starting Label Studio on $URL (data in $DATA, log in $LOG)"
-    # Offline: no version check, no analytics, no sentry.
-    LABEL_STUDIO_BASE_DATA_DIR="$DATA" LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true \
+    # A clean environment (a caller such as pytest exports DJANGO_SETTINGS_MODULE=casebook.settings,
+    # DATABASE_URL, ...), offline: no version check, no analytics, no sentry.
+    env -i PATH="/usr/local/bin:/usr/bin:/bin" HOME="${HOME:-/root}" LANG=C.UTF-8 LC_ALL=C.UTF-8 \
+      LABEL_STUDIO_BASE_DATA_DIR="$DATA" LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true \
       LATEST_VERSION_CHECK=false COLLECT_ANALYTICS=false SENTRY_DSN= FRONTEND_SENTRY_DSN= \
       LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK=true \
       nohup "$VENV/bin/label-studio" start --no-browser --internal-host 127.0.0.1 -p "$PORT" \
@@ -66,7 +81,7 @@ start() {
     if ! healthy; then say "no answer from $URL/health after 180 s; see $LOG"; exit 1; fi
   fi
   # The token is fixed at the first start of a data dir: check it really works.
-  code=$(curl -s -o /dev/null -w '%{http_code}' -m 5 -H "Authorization: Token $TOKEN" "$URL/api/projects/?page_size=1")
+  code=$(http_status "$URL/api/projects/?page_size=1" "$TOKEN")
   if [ "$code" != 200 ]; then
     say "the server on $URL refuses the token (HTTP $code); it was started with another token or data dir"
     exit 1

@@ -1,0 +1,82 @@
+"""The Label Studio page of a game: a URL/token form, push and pull buttons, live job status.
+
+Thin views: the work is in :mod:`labelstudio.tasks` (jobs) and :mod:`labelstudio.push` /
+:mod:`labelstudio.pull`. Only the game's managers (and superusers) may use it: 404 for
+non-members, 403 for annotators and reviewers.
+"""
+from __future__ import annotations
+
+import os
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotate.models import Game, Job, Membership
+from annotate.services.access import game_for
+
+from . import config
+from .forms import ConnectionForm
+from .models import LabelStudioLink
+from .tasks import JOB_KINDS, start_job
+
+
+def _managed_game(request: HttpRequest, game_pk: int) -> tuple[Game, str]:
+    game = get_object_or_404(Game.objects.only("slug"), pk=game_pk)
+    return game_for(request.user, game.slug, min_role=Membership.Role.MANAGER)
+
+
+def job_payload(job: Job) -> dict:
+    result = job.result or {}
+    return {
+        "id": job.pk, "action": job.params.get("action", ""), "state": job.state, "done": job.done, "total": job.total,
+        "message": job.message, "finished": job.state in {Job.State.DONE, Job.State.FAILED},
+        "counts": result.get("counts", {}), "skipped": result.get("skipped", [])[:200],
+        "summary": result.get("summary", ""),
+        "project_url": result.get("project_url", ""), "error": result.get("error", ""),
+    }
+
+
+def _page(request: HttpRequest, game: Game, role: str, form: ConnectionForm, *, status: int = 200) -> HttpResponse:
+    jobs = list(Job.objects.filter(game=game, kind__in=JOB_KINDS.values())[:10])
+    current = None
+    if request.GET.get("job", "").isdigit():
+        current = next((j for j in jobs if j.pk == int(request.GET["job"])), None)
+    links = list(LabelStudioLink.objects.filter(game=game).order_by("-pushed_at"))
+    return render(request, "labelstudio/game.html", {
+        "game": game, "role": role, "form": form, "jobs": jobs, "current": current,
+        "payload": job_payload(current) if current else None, "links": links,
+    }, status=status)
+
+
+@login_required
+@require_GET
+def game_page(request: HttpRequest, game_pk: int) -> HttpResponse:
+    game, role = _managed_game(request, game_pk)
+    link = LabelStudioLink.objects.filter(game=game).order_by("-pushed_at").first()
+    initial_url = link.url if link else os.environ.get("CASEBOOK_LABELSTUDIO_URL", "")
+    return _page(request, game, role, ConnectionForm(initial={"url": initial_url, "kinds": link.kinds if link else list(config.KINDS)}))
+
+
+@login_required
+@require_http_methods(["POST"])
+def start(request: HttpRequest, game_pk: int) -> HttpResponse:
+    game, role = _managed_game(request, game_pk)
+    form = ConnectionForm(request.POST)
+    if not form.is_valid():
+        return _page(request, game, role, form, status=400)
+    data = form.cleaned_data
+    job = start_job(game, data["action"], url=data["url"], token=data["token"], kinds=data.get("kinds"), user=request.user)
+    return redirect(f"{reverse('labelstudio:game', kwargs={'game_pk': game.pk})}?job={job.pk}")
+
+
+@login_required
+@require_GET
+def job_status(request: HttpRequest, game_pk: int, job_pk: int) -> JsonResponse:
+    """Polled by the page while a job runs."""
+    game, _ = _managed_game(request, game_pk)
+    job = get_object_or_404(Job, pk=job_pk, game=game, kind__in=JOB_KINDS.values())
+    return JsonResponse(job_payload(job))
+

@@ -1,0 +1,83 @@
+"""Offline parts of the bridge: the labeling config, offset repair, kinds, game lookup."""
+from __future__ import annotations
+
+import pytest
+from label_studio_sdk.label_interface import LabelInterface
+
+from exporters import conan
+from labelstudio import config
+from labelstudio.client import LabelStudioClient, LabelStudioError
+from labelstudio.offsets import OffsetError, place
+from labelstudio.service import GameNotFound, find_game
+
+TEXT = "我是𠮷田·美咲。昨晚十点，我在书房。𠮷𠮷书房"
+
+
+def test_config_has_span_labels_conan_relations_and_mcq_controls():
+    xml = config.build_label_config(list(config.KINDS))
+    li = LabelInterface(xml)
+    assert set(li.get_control(config.SPAN_LABELS).labels) == set(config.SPAN_LABELS_ALL)
+    assert {"clue", "alibi", "motive", "method", "time", "place"} <= set(config.SPAN_LABELS_ALL)
+    assert li.get_control(config.CORRECT) is not None and li.get_control(config.REJECT) is not None
+    assert xml.count("<Relation ") == len(conan.all_fine_labels()) == 164
+    assert "value=\"replaced x's identity\"" in xml  # quotes in labels are escaped, not broken
+    only_q = config.build_label_config(["questions"])
+    assert "<Labels" not in only_q and "<Relations>" not in only_q and set(config.empty_task_data(["questions"])) >= {"stem", "options"}
+
+
+def test_kinds_are_checked_and_relations_bring_spans():
+    assert config.normalise_kinds("relations") == ["spans", "relations"]
+    assert config.normalise_kinds(" questions , spans ") == ["spans", "questions"]
+    assert config.normalise_kinds(None) == list(config.KINDS)
+    with pytest.raises(ValueError, match="unknown kind 'clues'"):
+        config.normalise_kinds("spans,clues")
+
+
+def test_offsets_exact_utf16_searched_and_impossible():
+    start = TEXT.index("书房")
+    assert place(TEXT, start, start + 2, "书房").how == "exact"
+    # JavaScript counts 𠮷 as two UTF-16 units: one 𠮷 before the span shifts it by one
+    utf16 = place(TEXT, start + 1, start + 3, "书房")
+    assert (utf16.start, utf16.end, utf16.how) == (start, start + 2, "utf16")
+    # off by more than UTF-16 explains: the occurrence nearest to the given offset wins
+    last = TEXT.rindex("书房")
+    searched = place(TEXT, last + 7, last + 9, "书房")
+    assert (searched.start, searched.how) == (last, "searched")
+    with pytest.raises(OffsetError, match="does not occur"):
+        place(TEXT, 0, 3, "氰化钾")
+    assert place(TEXT, 0, 2, None).quote == "我是"
+    with pytest.raises(OffsetError):
+        place(TEXT, 5, 500, "")
+
+
+def test_client_refuses_bad_url_and_missing_token():
+    with pytest.raises(LabelStudioError, match="must start with http"):
+        LabelStudioClient("127.0.0.1:8089", "t")
+    with pytest.raises(LabelStudioError, match="token is required"):
+        LabelStudioClient("http://127.0.0.1:8089", " ")
+
+
+@pytest.mark.django_db
+def test_find_game_by_slug_or_source_id(game):
+    assert find_game(game.slug) == game
+    game.source_id = "G3/杏仁"
+    game.save()
+    assert find_game("G3/杏仁") == game
+    with pytest.raises(GameNotFound, match="no game"):
+        find_game("nope")
+
+
+def test_a_url_that_is_not_label_studio_is_reported(tmp_path):
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(LabelStudioError, match="does not look like a Label Studio server"):
+            LabelStudioClient(f"http://127.0.0.1:{server.server_port}", "t" * 40).check()
+    finally:
+        server.shutdown()
+        server.server_close()
