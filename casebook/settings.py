@@ -125,6 +125,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns on every request when it is missing
 MEDIA_URL = "media/"
 MEDIA_ROOT = DATA_DIR / "media"
 STORAGES = {
