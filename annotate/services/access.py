@@ -1,0 +1,57 @@
+"""Who may see and change a game.
+
+A game is visible to its members and to superusers only; everyone else gets a 404, so the
+existence of a game is not leaked. Roles are ordered annotator < reviewer < manager.
+"""
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import Http404
+
+from annotate.models import Game, Membership
+
+ROLE_RANK = {Membership.Role.ANNOTATOR: 1, Membership.Role.REVIEWER: 2, Membership.Role.MANAGER: 3}
+
+
+def visible_games(user) -> QuerySet[Game]:
+    """Games the user may open (all of them for a superuser)."""
+    if not user.is_authenticated:
+        return Game.objects.none()
+    if user.is_superuser:
+        return Game.objects.all()
+    return Game.objects.filter(memberships__user=user)
+
+
+def role_of(user, game: Game) -> str | None:
+    """The user's role in the game; superusers act as managers; ``None`` for non-members."""
+    if not user.is_authenticated:
+        return None
+    if user.is_superuser:
+        return Membership.Role.MANAGER
+    return Membership.objects.filter(user=user, game=game).values_list("role", flat=True).first()
+
+
+def game_for(user, slug: str, *, min_role: str = Membership.Role.ANNOTATOR) -> tuple[Game, str]:
+    """The game with this slug and the user's role in it, in one query.
+
+    Raises Http404 for non-members (and unknown slugs), PermissionDenied when the role is too low.
+    """
+    if not user.is_authenticated:
+        raise Http404("No such game")
+    if user.is_superuser:
+        game = Game.objects.filter(slug=slug).first()
+        role = Membership.Role.MANAGER
+    else:
+        membership = Membership.objects.select_related("game").filter(user=user, game__slug=slug).first()
+        game = membership.game if membership else None
+        role = membership.role if membership else None
+    if game is None:
+        raise Http404("No such game")
+    if ROLE_RANK[role] < ROLE_RANK[min_role]:
+        raise PermissionDenied(f"This needs the {min_role} role in {game.title}.")
+    return game, role
+
+
+def can_manage(role: str | None) -> bool:
+    return role is not None and ROLE_RANK.get(role, 0) >= ROLE_RANK[Membership.Role.MANAGER]

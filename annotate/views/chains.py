@@ -1,0 +1,140 @@
+"""Reasoning chains: list, chain page with SVG drawing and node editor, key statements."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotate.forms import ChainForm, ids, int_or_none
+from annotate.models import ChainNode, Character, Clue, KeyStatement, ReasoningChain
+from annotate.services import access, audit, svg
+from annotate.services.chains import ChainError, chain_graph, delete_node, level_label, save_node
+from annotate.views.common import game_spans
+from casebook.interchange import ClueKind, NodeKind, Status
+
+
+@login_required
+def chain_list(request: HttpRequest, slug: str) -> HttpResponse:
+    game, role = access.game_for(request.user, slug)
+    form = ChainForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        chain = form.save(commit=False)
+        chain.game, chain.author = game, request.user
+        chain.position = ReasoningChain.objects.filter(game=game).count()
+        chain.save()
+        audit.record(game, request.user, chain, "create", None, audit.snapshot(chain))
+        return redirect("annotate:chain_detail", slug=slug, pk=chain.pk)
+    chains = list(ReasoningChain.objects.filter(game=game).prefetch_related("nodes"))
+    statements = list(KeyStatement.objects.filter(game=game).select_related("character", "node"))
+    key_roles = list(Character.objects.filter(game=game, key_role=True).only("id", "name"))
+    nodes = [n for c in chains for n in c.nodes.all()]
+    return render(request, "annotate/chain_list.html", {
+        "game": game, "role": role, "chains": chains, "form": form, "statements": statements, "key_roles": key_roles,
+        "nodes": nodes, "tab": "chains",
+    })
+
+
+@login_required
+def chain_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    return node_edit(request, slug, pk, None)
+
+
+@login_required
+def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = None) -> HttpResponse:
+    game, role = access.game_for(request.user, slug)
+    chain = get_object_or_404(ReasoningChain, game=game, pk=pk)
+    chain.game = game
+    nodes, parents, levels = chain_graph(chain)
+    by_id = {n.pk: n for n in nodes}
+    node = by_id.get(node_pk) if node_pk else None
+    if node_pk and node is None:
+        return redirect("annotate:chain_detail", slug=slug, pk=pk)
+    error = None
+    state = {
+        "kind": node.kind if node else request.GET.get("kind", NodeKind.DIRECT),
+        "text": node.text if node else "", "knowledge": node.knowledge if node else "",
+        "parents": set(parents.get(node.pk, [])) if node else set(),
+        "evidence": {e.pk for e in node.evidence.all()} if node else {int(i) for i in request.GET.getlist("evidence") if i.isdigit()},
+        "image_clue": node.image_clue_id if node else None,
+    }
+    if request.method == "POST" and request.POST.get("action") == "chain":
+        return _edit_chain(request, game, chain)
+    if request.method == "POST":
+        if request.POST.get("action") == "delete" and node:
+            delete_node(node, request.user)
+            messages.success(request, f"Deleted node {node.key}.")
+            return redirect("annotate:chain_detail", slug=slug, pk=pk)
+        state = {
+            "kind": request.POST.get("kind", ""), "text": request.POST.get("text", ""),
+            "knowledge": request.POST.get("knowledge", ""), "parents": set(ids(request.POST.getlist("parents"))),
+            "evidence": set(ids(request.POST.getlist("evidence"))), "image_clue": int_or_none(request.POST.get("image_clue")),
+        }
+        try:
+            saved = save_node(chain, node, kind=state["kind"], text=state["text"], parent_ids=state["parents"],
+                              span_ids=state["evidence"], image_clue_id=state["image_clue"], knowledge=state["knowledge"],
+                              user=request.user)
+        except ChainError as exc:
+            error = str(exc)
+        else:
+            messages.success(request, f"Saved node {saved.key}.")
+            return redirect("annotate:chain_detail", slug=slug, pk=pk)
+    drawing = svg.chain_graph(
+        [(n.pk, n.key, n.kind, n.text) for n in nodes], parents, levels,
+        lambda nid: reverse("annotate:node_edit", args=[slug, pk, nid]),
+    )
+    rows = [{"n": n, "level": level_label(levels.get(n.pk)), "parents": [by_id[p].key for p in parents.get(n.pk, []) if p in by_id]}
+            for n in nodes]
+    return render(request, "annotate/chain_detail.html", {
+        "game": game, "role": role, "chain": chain, "rows": rows, "drawing": drawing, "node": node, "state": state,
+        "error": error, "candidates": [n for n in nodes if not node or n.pk != node.pk], "spans": list(game_spans(game)),
+        "image_clues": list(Clue.objects.filter(game=game, kind=ClueKind.IMAGE).only("id", "key", "title")),
+        "kinds": list(NodeKind), "tab": "chains", "chain_form": ChainForm(instance=chain), "statuses": list(Status),
+    })
+
+
+def _edit_chain(request: HttpRequest, game, chain: ReasoningChain) -> HttpResponse:
+    """Title, goal and status of the chain itself (exports take approved chains only)."""
+    before = audit.snapshot(chain)
+    form = ChainForm(request.POST, instance=chain)
+    status = request.POST.get("status", chain.status)
+    if not form.is_valid() or status not in set(Status):
+        messages.error(request, "Pick a goal and a status.")
+    else:
+        chain = form.save(commit=False)
+        chain.status = status
+        chain.version += 1
+        chain.save()
+        audit.record(game, request.user, chain, "update", before, audit.snapshot(chain))
+        messages.success(request, "Chain saved.")
+    return redirect("annotate:chain_detail", slug=game.slug, pk=chain.pk)
+
+
+@login_required
+@require_POST
+def key_statements(request: HttpRequest, slug: str) -> HttpResponse:
+    """Add or remove a key statement (WhodunitBench SPC ground truth) owned by a key role."""
+    game, _ = access.game_for(request.user, slug)
+    if request.POST.get("action") == "delete":
+        item = KeyStatement.objects.filter(game=game, pk=int_or_none(request.POST.get("id"))).first()
+        if item:
+            before, item_pk = audit.snapshot(item), item.pk
+            item.delete()
+            item.pk = item_pk
+            audit.record(game, request.user, item, "delete", before, None)
+        return redirect("annotate:chain_list", slug=slug)
+    owner = Character.objects.filter(game=game, pk=int_or_none(request.POST.get("character")), key_role=True).first()
+    text = request.POST.get("text", "").strip()
+    node = ChainNode.objects.filter(chain__game=game, pk=int_or_none(request.POST.get("node"))).first()
+    if owner is None or not text:
+        messages.error(request, "A key statement needs a key role (mark one on the Characters page) and its text.")
+        return redirect("annotate:chain_list", slug=slug)
+    with transaction.atomic():
+        item = KeyStatement.objects.create(game=game, owner_name=owner.name, character=owner, text=text, node=node,
+                                           position=KeyStatement.objects.filter(game=game).count())
+        audit.record(game, request.user, item, "create", None, audit.snapshot(item))
+    messages.success(request, f"Key statement added for {owner.name}.")
+    return redirect("annotate:chain_list", slug=slug)

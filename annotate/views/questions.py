@@ -1,0 +1,184 @@
+"""Question list and the one editor for every kind, with drafts and the version check."""
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotate.forms import int_or_none, question_input
+from annotate.models import AuditEntry, Character, Clue, Draft, Option, Question
+from annotate.services import access
+from annotate.services.chains import game_nodes, level_label
+from annotate.services.questions import (
+    FREE_TEXT_KINDS,
+    IMAGE_KINDS,
+    KIND_LABELS,
+    SINGLE_ANSWER_KINDS,
+    QuestionError,
+    VersionConflict,
+    delete_question,
+    effective_weight,
+    save_question,
+)
+from annotate.views.common import game_spans
+from casebook.interchange import DEFAULT_WEIGHTS, LETTERS, SUB_TYPES, ClueKind, QuestionKind, Status
+
+PAGE_SIZE = 100
+
+
+@login_required
+def question_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """Filter by kind/status/text; paginated so the page costs the same for 20 or 20,000 questions."""
+    game, role = access.game_for(request.user, slug)
+    qs = Question.objects.filter(game=game)
+    kind, status, text = request.GET.get("kind", ""), request.GET.get("status", ""), request.GET.get("q", "").strip()
+    if kind:
+        qs = qs.filter(kind=kind)
+    if status:
+        qs = qs.filter(status=status)
+    if text:
+        qs = qs.filter(stem__icontains=text)
+    counts = dict(Question.objects.filter(game=game).values_list("kind").annotate(n=Count("id")))
+    page = Paginator(
+        qs.select_related("perspective").only(
+            "id", "kind", "sub_type", "stem", "answer", "status", "weight", "version", "position", "perspective__name"
+        ).order_by("position", "id"),
+        PAGE_SIZE,
+    ).get_page(request.GET.get("page"))
+    rows = list(page.object_list)
+    options: dict[int, list[Option]] = {}
+    for o in Option.objects.filter(question_id__in=[q.pk for q in rows]).only("question_id", "text", "is_correct", "position"):
+        options.setdefault(o.question_id, []).append(o)
+    items = [{"q": q, "options": options.get(q.pk, []), "weight": effective_weight(q), "label": KIND_LABELS.get(q.kind, q.kind)}
+             for q in rows]
+    kinds = [(k, KIND_LABELS[k], counts.get(k, 0)) for k in QuestionKind]
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(request, "annotate/question_list.html", {
+        "game": game, "role": role, "page": page, "items": items, "kinds": kinds, "kind": kind, "status": status,
+        "q": text, "statuses": list(Status), "querystring": query.urlencode(), "tab": "questions",
+    })
+
+
+def _state_from_question(q: Question | None, request: HttpRequest) -> dict:
+    if q is None:
+        kind = request.GET.get("kind") or QuestionKind.REASONING
+        return {
+            "kind": kind, "stem": "", "sub_type": "", "answer": "", "premises": "", "multi": False, "weight": "",
+            "perspective": int_or_none(request.GET.get("perspective")), "image_clue": int_or_none(request.GET.get("image_clue")),
+            "chain_node": int_or_none(request.GET.get("chain_node")), "status": Status.DRAFT, "version": 0,
+            "evidence": {int(i) for i in request.GET.getlist("evidence") if i.isdigit()},
+            "options": [(i, "", False) for i in range(4)],
+        }
+    return {
+        "kind": q.kind, "stem": q.stem, "sub_type": q.sub_type, "answer": q.answer if q.kind in FREE_TEXT_KINDS else "",
+        "premises": "\n".join((q.extra or {}).get("premises", [])), "multi": q.multi,
+        "weight": "" if q.weight is None else q.weight, "perspective": q.perspective_id, "image_clue": q.image_clue_id,
+        "chain_node": q.chain_node_id, "status": q.status, "version": q.version,
+        "evidence": {e.pk for e in q.evidence.all()},
+        "options": [(i, o.text, o.is_correct) for i, o in enumerate(q.options.all())],
+    }
+
+
+def _state_from_post(post) -> dict:
+    rows = post.getlist("option_row")
+    return {
+        "kind": post.get("kind", ""), "stem": post.get("stem", ""), "sub_type": post.get("sub_type", ""),
+        "answer": post.get("answer", ""), "premises": post.get("premises", ""), "multi": post.get("multi") == "on",
+        "weight": post.get("weight", ""), "perspective": int_or_none(post.get("perspective")),
+        "image_clue": int_or_none(post.get("image_clue")), "chain_node": int_or_none(post.get("chain_node")),
+        "status": post.get("status", Status.DRAFT), "version": int_or_none(post.get("version")) or 0,
+        "evidence": {int(i) for i in post.getlist("evidence") if i.isdigit()},
+        "options": [(r, post.get(f"option_text_{r}", ""), post.get(f"option_correct_{r}") == "on") for r in rows],
+    }
+
+
+@login_required
+def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> HttpResponse:
+    game, role = access.game_for(request.user, slug)
+    question = None
+    if pk is not None:
+        question = get_object_or_404(Question.objects.prefetch_related("options", "evidence"), game=game, pk=pk)
+    conflict = None
+    error = None
+    if request.method == "POST":
+        state = _state_from_post(request.POST)
+        try:
+            data = question_input(request.POST)
+            saved = save_question(game, question, data, expected_version=state["version"], user=request.user)
+        except QuestionError as exc:
+            error = str(exc)
+        except VersionConflict as exc:
+            conflict = exc.current
+            last = AuditEntry.objects.filter(item_type="question", item_id=conflict.pk).select_related("user").first()
+            conflict.saved_by = last.user if last and last.user else conflict.author
+            error = ("Someone saved this question while you were editing it. Your text is kept below; the saved "
+                     "version is shown beside it. Save again to replace it with yours, or reload to take theirs.")
+            state["version"] = conflict.version  # an explicit second save overwrites knowingly
+        else:
+            Draft.objects.filter(user=request.user, game=game, key=f"question:{pk or 'new'}").delete()
+            messages.success(request, f"Saved question {saved.pk} (version {saved.version}).")
+            if request.POST.get("then") == "new":
+                return redirect(reverse("annotate:question_new", args=[slug]) + f"?kind={saved.kind}")
+            return redirect("annotate:question_edit", slug=slug, pk=saved.pk)
+    else:
+        state = _state_from_question(question, request)
+    characters = list(Character.objects.filter(game=game).only("id", "name", "position"))
+    image_clues = list(Clue.objects.filter(game=game, kind=ClueKind.IMAGE).only("id", "key", "title", "image", "image_kind"))
+    nodes = [(n, level_label(lv)) for n, lv in game_nodes(game)]
+    spans = list(game_spans(game))
+    draft = Draft.objects.filter(user=request.user, game=game, key=f"question:{pk or 'new'}").only("data", "base_version", "updated_at").first()
+    return render(request, "annotate/question_form.html", {
+        "game": game, "role": role, "question": question, "state": state, "error": error, "conflict": conflict,
+        "kinds": [(k, KIND_LABELS[k]) for k in QuestionKind], "characters": characters, "image_clues": image_clues,
+        "nodes": nodes, "spans": spans, "statuses": list(Status), "letters": LETTERS,
+        "config": json.dumps({
+            "subTypes": {str(k): list(v) for k, v in SUB_TYPES.items()},
+            "freeText": sorted(FREE_TEXT_KINDS), "single": sorted(SINGLE_ANSWER_KINDS), "image": sorted(IMAGE_KINDS),
+            "weights": {str(k): v for k, v in DEFAULT_WEIGHTS.items()},
+            "draftUrl": reverse("annotate:draft", args=[slug, f"question:{pk or 'new'}"]),
+            "draftKey": f"casebook:{slug}:question:{pk or 'new'}", "version": state["version"],
+            "serverDraft": draft.data if draft else None, "serverDraftVersion": draft.base_version if draft else None,
+        }, ensure_ascii=False),
+        "tab": "questions",
+    })
+
+
+@login_required
+@require_POST
+def question_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    game, _ = access.game_for(request.user, slug)
+    question = get_object_or_404(Question.objects.prefetch_related("options", "evidence"), game=game, pk=pk)
+    delete_question(question, request.user)
+    messages.success(request, f"Deleted question {pk}.")
+    return redirect("annotate:question_list", slug=slug)
+
+
+@login_required
+def draft(request: HttpRequest, slug: str, key: str) -> JsonResponse:
+    """GET the server copy of a draft, POST (JSON) to store it, DELETE to drop it."""
+    game, _ = access.game_for(request.user, slug)
+    if request.method == "POST":
+        try:
+            payload = json.loads(request.body or b"{}")
+        except ValueError:
+            return JsonResponse({"error": "The draft could not be read."}, status=400)
+        if not isinstance(payload, dict) or len(request.body) > 1_000_000:
+            return JsonResponse({"error": "Drafts are JSON objects under 1 MB."}, status=400)
+        Draft.objects.update_or_create(
+            user=request.user, game=game, key=key[:100],
+            defaults={"data": payload.get("data", {}), "base_version": int_or_none(str(payload.get("version", "")))},
+        )
+        return JsonResponse({"saved": True})
+    if request.method == "DELETE":
+        Draft.objects.filter(user=request.user, game=game, key=key).delete()
+        return JsonResponse({"deleted": True})
+    found = Draft.objects.filter(user=request.user, game=game, key=key).first()
+    return JsonResponse({"data": found.data if found else None, "version": found.base_version if found else None})
