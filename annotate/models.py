@@ -247,7 +247,7 @@ class Question(ReviewedItem):
     kind = models.CharField(max_length=12, choices=_choices(QuestionKind), db_index=True)
     sub_type = models.CharField(max_length=40, blank=True)
     stem = models.TextField()
-    answer = models.CharField(max_length=500, blank=True, help_text="Answer letters as exported (or free text).")
+    answer = models.TextField(blank=True, help_text="Answer letters as exported, or free text (open-ended: motive/method).")
     multi = models.BooleanField(default=False)
     weight = models.PositiveIntegerField(null=True, blank=True, help_text="Empty = default for the kind (10/5/2).")
     perspective = models.ForeignKey(Character, null=True, blank=True, on_delete=models.SET_NULL, related_name="questions")

@@ -1,5 +1,4 @@
 """Annotation web app URLs (the game's pages live under /g/<slug>/)."""
-from django.conf import settings
 from django.urls import path
 
 from . import views
@@ -30,6 +29,4 @@ urlpatterns = [
     path("g/<str:slug>/chains/<int:pk>/", views.chain_detail, name="chain_detail"),
     path("g/<str:slug>/chains/<int:pk>/nodes/<int:node_pk>/", views.node_edit, name="node_edit"),
     path("g/<str:slug>/key-statements/", views.key_statements, name="key_statements"),
-    # Uploaded files, checked against game membership (shadows the plain serve in casebook/urls.py).
-    path(f"{settings.MEDIA_URL.strip('/')}/<path:path>", views.protected_media, name="media"),
 ]

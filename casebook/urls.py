@@ -2,7 +2,8 @@
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
-from django.views.static import serve
+
+from annotate.views import protected_media
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -12,7 +13,7 @@ urlpatterns = [
     path("review/", include("review.urls")),
     path("labelstudio/", include("labelstudio.urls")),
     path("", include("annotate.urls")),
-    # Media (uploaded scans, clue images) are served by Django itself: Casebook runs on a closed
-    # network without a separate file server. Access is checked in the views that link to them.
-    path(f"{settings.MEDIA_URL.strip('/')}/<path:path>", serve, {"document_root": settings.MEDIA_ROOT}),
+    # Media (uploaded scans, clue images) are served by Django itself, since Casebook runs on a
+    # closed network without a separate file server; only members of the file's game may read it.
+    path(f"{settings.MEDIA_URL.strip('/')}/<path:path>", protected_media, name="media"),
 ]

@@ -140,3 +140,13 @@ def test_rejected_and_unreviewed_generated_options_stay_out_of_exports():
     assert approved_only.answer == "a" and approved_only.raw == ""
     with_drafts = load_game(built.game).questions[0]
     assert [o.text for o in with_drafts.options] == ["待审", "林掌柜"] and with_drafts.answer == "b"
+
+
+@pytest.mark.django_db
+def test_long_open_ended_answers_are_stored_whole():
+    """WhodunitBench `reason` runs to 1,721 characters; PostgreSQL must not truncate or refuse it."""
+    game = make_game(n_questions=0)
+    method = "凶手先在茶里下了乌头碱，" * 200
+    game.questions = [ix.Question(kind="open_ended", sub_type="method", stem="作案手法？", answer=method)]
+    loaded = load_game(build_game(game).game)
+    assert loaded.questions[0].answer == method and len(method) == 2400

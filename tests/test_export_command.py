@@ -58,7 +58,7 @@ def test_jsonl_and_csv_exports_carry_everything_and_are_deterministic(tmp_path: 
     assert rec["stem"] == "谁杀了周伯？0" and rec["language"] == "zh" and rec["benchmark"] == "wellplay"
     assert rec["options"] == ["林掌柜", "苏晚晴"] and rec["answer"] == "a" and rec["answer_texts"] == ["林掌柜"]
     assert rec["weight"] == 10 and rec["perspective"] == "苏·晚晴"
-    assert rec["evidence"][0]["quote"] == "九点"
+    assert rec["evidence"][0]["quote"] == "九点" and rec["premises"] == []
     assert read_csv(tmp_path / "csv1" / "questions.csv")[0]["options"] == ["林掌柜", "苏晚晴"]
 
 
@@ -129,3 +129,31 @@ def test_jsonl_provenance_records_who_wrote_and_who_approved(tmp_path: Path, dja
     assert record["provenance"]["author"] == "writer"
     assert record["provenance"]["approved_by"] == "checker"
     assert record["provenance"]["approved_at"].startswith("20")
+
+
+@pytest.mark.django_db
+def test_export_as_a_user_requires_the_manager_role(tmp_path: Path, django_user_model):
+    built = build_game(make_game(n_questions=1))
+    annotator = django_user_model.objects.create_user("anna", password="x")
+    m.Membership.objects.create(user=annotator, game=built.game, role="annotator")
+    with pytest.raises(CommandError, match="manager"):
+        call_command("export", format="jsonl", out=tmp_path / "a", as_user="anna", verbosity=0)
+    assert not (tmp_path / "a").exists()
+    with pytest.raises(CommandError, match="not a member"):
+        django_user_model.objects.create_user("stranger", password="x")
+        call_command("export", format="jsonl", out=tmp_path / "b", as_user="stranger", verbosity=0)
+    m.Membership.objects.filter(user=annotator).update(role="manager")
+    call_command("export", format="jsonl", out=tmp_path / "c", as_user="anna", verbosity=0)
+    assert len(read_jsonl(tmp_path / "c" / "questions.jsonl")) == 1
+
+
+@pytest.mark.django_db
+def test_inferential_questions_export_premises_and_conclusion(tmp_path: Path):
+    game = make_game(n_questions=0)
+    game.questions = [ix.Question(kind="inferential", stem="林掌柜为何在场？", answer="他就是凶手",
+                                  extra={"premises": ["九点有闷响", "收据在后院"]})]
+    build_game(game)
+    call_command("export", format="jsonl", out=tmp_path, verbosity=0)
+    (record,) = read_jsonl(tmp_path / "questions.jsonl")
+    assert (record["kind"], record["premises"], record["answer"]) == (
+        "inferential", ["九点有闷响", "收据在后院"], "他就是凶手")

@@ -15,6 +15,7 @@ from annotate.services import access, audit, svg
 from annotate.services.chains import ChainError, chain_graph, delete_node, level_label, save_node
 from annotate.views.common import game_spans
 from casebook.interchange import ClueKind, NodeKind, Status
+from review import permissions as review_permissions
 
 
 @login_required
@@ -64,6 +65,7 @@ def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = No
     if request.method == "POST" and request.POST.get("action") == "chain":
         return _edit_chain(request, game, chain)
     if request.method == "POST":
+        review_permissions.require(request.user, game, "edit", chain)  # nodes belong to the chain's author
         if request.POST.get("action") == "delete" and node:
             delete_node(node, request.user)
             messages.success(request, f"Deleted node {node.key}.")
@@ -97,15 +99,14 @@ def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = No
 
 
 def _edit_chain(request: HttpRequest, game, chain: ReasoningChain) -> HttpResponse:
-    """Title, goal and status of the chain itself (exports take approved chains only)."""
+    """Title and goal of the chain itself; its state moves only through the review workflow."""
+    review_permissions.require(request.user, game, "edit", chain)
     before = audit.snapshot(chain)
     form = ChainForm(request.POST, instance=chain)
-    status = request.POST.get("status", chain.status)
-    if not form.is_valid() or status not in set(Status):
-        messages.error(request, "Pick a goal and a status.")
+    if not form.is_valid():
+        messages.error(request, "Pick a goal.")
     else:
         chain = form.save(commit=False)
-        chain.status = status
         chain.version += 1
         chain.save()
         audit.record(game, request.user, chain, "update", before, audit.snapshot(chain))

@@ -6,6 +6,7 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -29,6 +30,8 @@ from annotate.services.questions import (
 )
 from annotate.views.common import game_spans
 from casebook.interchange import DEFAULT_WEIGHTS, LETTERS, SUB_TYPES, ClueKind, QuestionKind, Status
+from review import permissions as review_permissions
+from review import states as review_states
 
 PAGE_SIZE = 100
 
@@ -109,11 +112,18 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
     conflict = None
     error = None
     if request.method == "POST":
+        review_permissions.require(request.user, game, "edit" if question is not None else "create", question)
         state = _state_from_post(request.POST)
+        # The state only moves through the review workflow (review.states), never through this form.
+        state["status"] = question.status if question is not None else Status.DRAFT
         try:
             data = question_input(request.POST)
-            saved = save_question(game, question, data, expected_version=state["version"], user=request.user)
-        except QuestionError as exc:
+            data.status = state["status"]
+            with transaction.atomic():
+                saved = save_question(game, question, data, expected_version=state["version"], user=request.user)
+                if request.POST.get("then") == "submit":
+                    saved = review_states.transition(saved, "submit", request.user)
+        except (QuestionError, review_states.TransitionError) as exc:
             error = str(exc)
         except VersionConflict as exc:
             conflict = exc.current
@@ -156,6 +166,7 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
 def question_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     game, _ = access.game_for(request.user, slug)
     question = get_object_or_404(Question.objects.prefetch_related("options", "evidence"), game=game, pk=pk)
+    review_permissions.require(request.user, game, "edit", question)
     delete_question(question, request.user)
     messages.success(request, f"Deleted question {pk}.")
     return redirect("annotate:question_list", slug=slug)

@@ -14,6 +14,7 @@ from annotate.services import access, svg
 from annotate.services import relationships as rel_service
 from annotate.views.common import game_spans
 from casebook.interchange import Status
+from review import permissions as review_permissions
 
 
 @login_required
@@ -35,10 +36,12 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
         "status": rel.status if rel else Status.DRAFT,
     }
     if request.method == "POST":
+        review_permissions.require(request.user, game, "edit" if rel else "create", rel)
         state = {
             "source": int_or_none(request.POST.get("source")), "target": int_or_none(request.POST.get("target")),
             "labels": [lbl for lbl in request.POST.getlist("labels") if lbl.strip()], "note": request.POST.get("note", ""),
-            "evidence": set(ids(request.POST.getlist("evidence"))), "status": request.POST.get("status", Status.DRAFT),
+            "evidence": set(ids(request.POST.getlist("evidence"))),
+            "status": rel.status if rel else Status.DRAFT,  # states move only through the review workflow
         }
         try:
             saved = rel_service.save_relationship(
@@ -72,6 +75,7 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
 def relationship_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     game, _ = access.game_for(request.user, slug)
     rel = get_object_or_404(Relationship.objects.prefetch_related("evidence"), game=game, pk=pk)
+    review_permissions.require(request.user, game, "edit", rel)
     rel_service.delete_relationship(rel, request.user)
     messages.success(request, "Relationship deleted.")
     return redirect("annotate:relationships", slug=slug)

@@ -24,7 +24,7 @@ def read_csv(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8-sig", newline="") as fh:
         rows = list(csv.DictReader(fh))
     for row in rows:
-        for key in ("options", "answer_texts", "evidence", "provenance"):
+        for key in ("options", "answer_texts", "premises", "evidence", "provenance"):
             if row.get(key):
                 row[key] = json.loads(row[key])
         row["multi"] = row.get("multi") == "True"

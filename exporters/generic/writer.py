@@ -15,7 +15,7 @@ from casebook import interchange as ix
 
 CSV_COLUMNS = [
     "game", "game_title", "language", "benchmark", "kind", "sub_type", "stem", "options", "answer",
-    "answer_texts", "multi", "weight", "perspective", "image", "chain_node", "level", "source", "evidence",
+    "answer_texts", "premises", "multi", "weight", "perspective", "image", "chain_node", "level", "source", "evidence",
     "status", "provenance",
 ]
 
@@ -40,6 +40,7 @@ def question_record(game: ix.Game, q: ix.Question, index: int) -> dict[str, Any]
         "options": [o.text for o in q.options],
         "answer": q.answer,
         "answer_texts": answer_texts,
+        "premises": list(q.extra.get("premises", [])),  # inferential items: premises → conclusion (answer)
         "multi": q.multi,
         "weight": q.effective_weight,
         "perspective": q.perspective,
@@ -80,7 +81,7 @@ def write_csv(games: list[ix.Game], out_dir: Path) -> list[Path]:
         writer.writeheader()
         for record in iter_records(games):
             row = dict(record)
-            for key in ("options", "answer_texts", "evidence", "provenance"):
+            for key in ("options", "answer_texts", "premises", "evidence", "provenance"):
                 row[key] = json.dumps(row[key], ensure_ascii=False, sort_keys=True)
             writer.writerow(row)
     return [path]

@@ -141,14 +141,13 @@ def test_annotate_an_imported_whodunitbench_game_and_export_it(page, live_server
         page.locator(".option input.grow").nth(i).fill(text)
     page.keyboard.press("Alt+3")  # option c is correct
     page.select_option("#image_clue", str(image.pk))
-    page.select_option("select[name=status]", "approved")
-    page.keyboard.press("Control+s")
+    page.keyboard.press("Control+s")  # a new question is a draft until the review workflow approves it
     page.wait_for_selector("text=Saved question")
     q = Question.objects.get(game=game, stem="图中的地图指向哪里？")
     assert (q.kind, q.answer, q.image_clue, q.author, q.raw) == ("media_image", "c", image, manager, "")
 
     out = tmp_path / "export"
-    call_command("export", format="whodunitbench", out=str(out), games=[game.slug], verbosity=0)
+    call_command("export", format="whodunitbench", out=str(out), games=[game.slug], include_drafts=True, verbosity=0)
     exported = json.loads(next(out.rglob("env_p_all.json")).read_text(encoding="utf-8"))
     media_questions = json.dumps(exported["cxi_q"], ensure_ascii=False)  # WhodunitBench's media-rich image MCQs
     assert "图中的地图指向哪里？" in media_questions and "c. 河流的源头" in media_questions
@@ -158,7 +157,8 @@ def test_edit_an_imported_wellplay_question_and_export_it(page, live_server, man
     call_command("import_dataset", str(wellplay_anchor / "chinese" / "罪恶（4人封闭）"), format="wellplay",
                  quiet_report=True, verbosity=0)
     game = Game.objects.get()
-    Membership.objects.create(user=manager, game=game, role="annotator")
+    # Published (imported) items are not anybody's draft: fixing them is a reviewer's job.
+    Membership.objects.create(user=manager, game=game, role="reviewer")
     q = Question.objects.filter(game=game, kind="objective").exclude(perspective=None).first()
     login(page, live_server, manager)
     page.goto(f"{live_server.url}/g/{game.slug}/questions/")

@@ -140,11 +140,13 @@ def _post_question(client, game, q, version, stem):
 
 
 @pytest.mark.django_db
-def test_stale_tab_gets_a_conflict_and_keeps_its_text(anna_client, game):
+def test_stale_tab_gets_a_conflict_and_keeps_its_text(anna_client, game, annotator):
     q = game.questions.first()
+    Question.objects.filter(pk=q.pk).update(author=annotator, status="draft")  # annotators edit their own drafts
     assert _post_question(anna_client, game, q, 1, "第一个标签页的版本？").status_code == 302
     q.refresh_from_db()
     assert q.version == 2 and q.answer == "c" and q.raw == ""
+    assert q.status == "draft"  # the form's "approved" is ignored: states move only through review
     stale = _post_question(anna_client, game, q, 1, "第二个标签页的版本？")
     html = stale.content.decode()
     assert stale.status_code == 200 and "Someone saved this question" in html
@@ -194,7 +196,7 @@ def test_relationship_and_chain_views(anna_client, game):
     assert "<svg" in page and f'href="/g/{game.slug}/relationships/{rel.pk}/"' in page
     labels = anna_client.get(reverse("annotate:label_search", args=[game.slug]) + "?q=father").json()["labels"]
     assert labels[0]["label"].startswith("father")
-    chain = ReasoningChain.objects.create(game=game, title="动机")
+    chain = ReasoningChain.objects.create(game=game, title="动机", author=rel.author)
     curl = reverse("annotate:chain_detail", args=[game.slug, chain.pk])
     clue = Clue.objects.get(game=game, kind="image")
     anna_client.post(curl, {"kind": "direct", "text": "平面图显示密道", "image_clue": clue.pk})
@@ -210,7 +212,7 @@ def test_relationship_and_chain_views(anna_client, game):
     version = chain.version  # bumped by every node change
     anna_client.post(curl, {"action": "chain", "title": "动机链", "goal": "motive", "status": "approved"})
     chain.refresh_from_db()
-    assert (chain.title, chain.status, chain.version) == ("动机链", "approved", version + 1)
+    assert (chain.title, chain.status, chain.version) == ("动机链", "draft", version + 1)  # state: review only
     assert AuditEntry.objects.filter(item_type="reasoningchain", action="update").exists()
 
 
@@ -290,3 +292,20 @@ def test_characters_kills_members_key_statements_and_search_highlight(client, ga
     html = client.get(reader).content.decode()
     assert '<mark class="hl" data-spans="0">' in html
     assert AuditEntry.objects.filter(game=game, user=boss).count() >= 6
+
+
+@pytest.mark.django_db
+def test_annotators_edit_only_their_own_drafts_and_submit_them(anna_client, game, annotator):
+    theirs = game.questions.first()  # imported: nobody's draft
+    assert _post_question(anna_client, game, theirs, theirs.version, "改别人的题？").status_code == 403
+    theirs.refresh_from_db()
+    assert theirs.stem != "改别人的题？"
+    Question.objects.filter(pk=theirs.pk).update(author=annotator, status="draft")
+    response = anna_client.post(reverse("annotate:question_edit", args=[game.slug, theirs.pk]), {
+        "version": theirs.version, "kind": "reasoning", "sub_type": "why", "stem": "为什么？", "then": "submit",
+        "option_row": ["1", "2"], "option_text_1": "为了钱", "option_text_2": "为了爱", "option_correct_1": "on",
+    })
+    assert response.status_code == 302
+    theirs.refresh_from_db()
+    assert (theirs.stem, theirs.status) == ("为什么？", "submitted")
+    assert AuditEntry.objects.filter(item_type="question", item_id=theirs.pk, action="submit").exists()

@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from exporters.service import EXPORT_FORMATS, ExportRefused, export_games
+from exporters.service import EXPORT_FORMATS, ExportRefused, export_games, select_games
 from exporters.validate import errors
 
 
@@ -24,8 +24,21 @@ class Command(BaseCommand):
         parser.add_argument("--language", choices=["zh", "en"])
         parser.add_argument("--force", action="store_true", help="write despite validation errors (with a report)")
         parser.add_argument("--include-drafts", action="store_true", help="also export items not yet approved")
+        parser.add_argument(
+            "--as", dest="as_user", metavar="USERNAME",
+            help="check that this user may export each game (a manager); default: the shell operator",
+        )
 
     def handle(self, *args, **opts) -> None:
+        if opts["as_user"]:
+            from review.permissions import command_user
+
+            try:
+                rows, _ = select_games(opts["format"], opts["games"], opts["language"])
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+            for row in rows:
+                command_user(opts["as_user"], row, "export")
         try:
             summary = export_games(
                 opts["format"], opts["out"], slugs=opts["games"], language=opts["language"], force=opts["force"],
