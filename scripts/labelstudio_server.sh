@@ -49,8 +49,8 @@ install() {
   if [ ! -x "$VENV/bin/python" ]; then "$PY" -m venv "$VENV"; fi
   # Keep ruff, git and pytest out of the virtualenv (they honour nested .gitignore files).
   printf '*\n' > "$VENV/.gitignore"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "label-studio==$VERSION"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 | sed "/^WARNING: Location/d"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "label-studio==$VERSION" 2>&1 | sed "/^WARNING: Location/d"
   touch "$STAMP"
 }
 

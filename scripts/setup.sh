@@ -25,8 +25,9 @@ if [ ! -x .venv/bin/python ]; then "$PY" -m venv .venv; fi
 stamp=.venv/.requirements.sha256
 want=$(sha256sum requirements.txt | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -r requirements.txt
+  # (sed drops pip's notes about index folders some machines configure but do not have)
+  .venv/bin/python -m pip install -q --upgrade pip 2>&1 | sed '/^WARNING: Location/d'
+  .venv/bin/python -m pip install -q -r requirements.txt 2>&1 | sed '/^WARNING: Location/d'
   echo "$want" > "$stamp"
 fi
 .venv/bin/python manage.py migrate --noinput -v 0
