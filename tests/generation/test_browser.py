@@ -2,8 +2,6 @@
 polls its JSON status until the job is done."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from annotate.models import Membership
@@ -12,23 +10,6 @@ from generation.distractors import generate_for_question
 from .conftest import bare_copy
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
 
 @pytest.fixture
 def page(browser, live_server, sin_zh, django_user_model):

@@ -2,8 +2,6 @@
 the real WellPlay anchor game, one user per role, and a real headless Chromium (Playwright)."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from annotate.builder import build_game
@@ -11,9 +9,6 @@ from annotate.models import Game, Membership, Question
 from casebook import interchange as ix
 from casebook.interchange import QuestionKind, Status
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PASSWORD = "review pass 2026"
 ROLES = {"anna": "annotator", "bob": "annotator", "rita": "reviewer", "rex": "reviewer", "mia": "manager"}
 
@@ -77,25 +72,3 @@ def wellplay_game(db, wellplay_anchor) -> Game:
     return build_game(game).game
 
 
-# ---- Playwright (pytest-playwright is not installed: the fixtures it would give) ----
-
-@pytest.fixture(scope="session")
-def browser():
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1300, "height": 900}, locale="zh-CN")
-    p = context.new_page()
-    p.set_default_timeout(10_000)
-    yield p
-    context.close()

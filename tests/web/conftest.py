@@ -2,16 +2,11 @@
 Chromium driven by Playwright (session-scoped browser, one context per test)."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from annotate.models import Character, Clue, EvidenceSpan, Game, Membership, Option, Question
 from casebook.interchange import ClueKind, QuestionKind
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PASSWORD = "correct horse battery"
 
 SCRIPT_ZH = "我叫𠮷田，是【林管家】的远房侄子。那天晚上十点，我看见管家拿着一把钥匙走进书房。𠮷祥如意！\n第二段：花园里有脚印。"
@@ -69,25 +64,3 @@ def anna_client(client, annotator):
     return client
 
 
-# ---- Playwright (pytest-playwright is not installed: these are the fixtures it would give) ----
-
-@pytest.fixture(scope="session")
-def browser():
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 900}, locale="zh-CN")
-    p = context.new_page()
-    p.set_default_timeout(10_000)
-    yield p
-    context.close()
