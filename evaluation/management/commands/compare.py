@@ -2,19 +2,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation.cli import add_compare_arguments, run_compare
-
-
-class _Plain:
-    """Lets ``print(..., file=...)`` write through Django's OutputWrapper without extra newlines."""
-
-    def __init__(self, wrapper):
-        self.wrapper = wrapper
-
-    def write(self, text):
-        self.wrapper.write(text, ending="")
-
-    def flush(self):
-        self.wrapper.flush()
+from evaluation.management.output import PlainWriter
 
 
 class Command(BaseCommand):
@@ -26,5 +14,5 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         import argparse
 
-        if run_compare(argparse.Namespace(**options), stdout=_Plain(self.stdout), stderr=_Plain(self.stderr)):
+        if run_compare(argparse.Namespace(**options), stdout=PlainWriter(self.stdout), stderr=PlainWriter(self.stderr)):
             raise CommandError("comparison failed (see the message above)", returncode=2)

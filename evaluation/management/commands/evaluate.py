@@ -2,19 +2,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation.cli import add_evaluate_arguments, run_evaluate
-
-
-class _Plain:
-    """Lets ``print(..., file=...)`` write through Django's OutputWrapper without extra newlines."""
-
-    def __init__(self, wrapper):
-        self.wrapper = wrapper
-
-    def write(self, text):
-        self.wrapper.write(text, ending="")
-
-    def flush(self):
-        self.wrapper.flush()
+from evaluation.management.output import PlainWriter
 
 
 class Command(BaseCommand):
@@ -26,7 +14,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         import argparse
 
-        code = run_evaluate(argparse.Namespace(**options), stdout=_Plain(self.stdout), stderr=_Plain(self.stderr))
+        code = run_evaluate(argparse.Namespace(**options), stdout=PlainWriter(self.stdout), stderr=PlainWriter(self.stderr))
         if code == 2:
             raise CommandError("evaluation not run (see the message above)", returncode=2)
         if code:
