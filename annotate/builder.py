@@ -102,7 +102,7 @@ def _fill_game_row(row: m.Game, game: ix.Game, digest: str) -> None:
     row.public_clue_text = game.public_clue_text
     row.task_prompt_civilian = game.task_prompts.get("civilian", "")
     row.task_prompt_murderer = game.task_prompts.get("murderer", "")
-    row.extra = {**game.extra, "victims": list(game.victims)}
+    row.extra = ix.pack_key_order({**game.extra, "victims": list(game.victims)})
     extra_prompts = {k: v for k, v in game.task_prompts.items() if k not in {"civilian", "murderer"}}
     if extra_prompts:
         row.extra["task_prompts"] = extra_prompts
@@ -202,7 +202,7 @@ class _Writer:
                 game=self.row, name=ch.name, aliases=list(ch.aliases), playable=ch.playable, position=position,
                 script=ch.script, goals=list(ch.goals), self_intro=ch.self_intro, fixed_answer=ch.fixed_answer,
                 is_murderer=ch.is_murderer, is_victim=ch.is_victim or key in victims,
-                victim_position=victims.get(key), key_role=ch.key_role, extra=ch.extra,
+                victim_position=victims.get(key), key_role=ch.key_role, extra=ix.pack_key_order(ch.extra),
             )
             self.characters[key] = row
             rows.append(row)
@@ -236,7 +236,7 @@ class _Writer:
                 owner=self.character(clue.owner, create=True, why="owner of a clue") if clue.owner else None,
                 position=position, filename=clue.filename, media_type=clue.media_type,
                 sha256=clue.sha256 if clue.data else "", image_kind=clue.image_kind, ocr_text=clue.ocr_text,
-                extra=clue.extra,
+                extra=ix.pack_key_order(clue.extra),
             )
             if clue.data:
                 # The storage name is content-addressed; the published file name is kept in `filename`.
@@ -277,7 +277,7 @@ class _Writer:
                     self._problem(f"chain node '{node.key}' cites unknown clue '{node.image_clue}'", "link dropped")
                 row = m.ChainNode(
                     chain=chain_row, key=node.key, kind=node.kind, text=node.text, level=node.level,
-                    knowledge=node.knowledge, image_clue=clue, position=position, extra=node.extra,
+                    knowledge=node.knowledge, image_clue=clue, position=position, extra=ix.pack_key_order(node.extra),
                 )
                 nodes.append((row, node))
                 self.nodes[(chain_row.position, node.key)] = row
@@ -322,7 +322,7 @@ class _Writer:
                     game=self.row, kind=q.kind, sub_type=q.sub_type, stem=q.stem, answer=q.answer, multi=q.multi,
                     weight=q.weight, perspective=perspective, image_clue=clue, chain_node=self.node_by_key(q.chain_node),
                     level=q.level, source=q.source, raw=q.raw, position=position, status=q.status,
-                    provenance=q.provenance, extra=q.extra, author=self.user,
+                    provenance=q.provenance, extra=ix.pack_key_order(q.extra), author=self.user,
                 )
             )
         m.Question.objects.bulk_create(rows)

@@ -69,7 +69,7 @@ def load_game(
     def keep(item: m.ReviewedItem) -> bool:
         return statuses is None or item.status in statuses
 
-    extra = dict(row.extra)
+    extra = ix.unpack_key_order(row.extra)
     victims = extra.pop("victims", None)
     if victims is None:
         victims = [c.name for c in sorted(
@@ -95,7 +95,7 @@ def load_game(
         ix.Character(
             name=c.name, aliases=list(c.aliases), playable=c.playable, script=c.script, goals=list(c.goals),
             self_intro=c.self_intro, fixed_answer=c.fixed_answer, is_murderer=c.is_murderer, is_victim=c.is_victim,
-            key_role=c.key_role, extra=dict(c.extra),
+            key_role=c.key_role, extra=ix.unpack_key_order(c.extra),
         )
         for c in row.characters.all()
     ]
@@ -116,7 +116,8 @@ def load_game(
                 ix.ChainNode(
                     key=n.key, kind=n.kind, text=n.text, parents=[p.key for p in n.parents.all()], level=n.level,
                     evidence=[_span(s, clue_keys, names) for s in n.evidence.all()],
-                    image_clue=clue_keys.get(n.image_clue_id, ""), knowledge=n.knowledge, extra=dict(n.extra),
+                    image_clue=clue_keys.get(n.image_clue_id, ""), knowledge=n.knowledge,
+                    extra=ix.unpack_key_order(n.extra),
                 )
                 for n in chain.nodes.all()
             ],
@@ -154,7 +155,7 @@ def _clue(c: m.Clue, with_images: bool) -> ix.Clue:
     return ix.Clue(
         key=c.key, kind=c.kind, title=c.title, text=c.text, owner=c.owner.name if c.owner_id else "",
         filename=c.filename, data=data, media_type=c.media_type, image_kind=c.image_kind, ocr_text=c.ocr_text,
-        extra=dict(c.extra),
+        extra=ix.unpack_key_order(c.extra),
     )
 
 
@@ -192,5 +193,5 @@ def _question(
         perspective=names.get(q.perspective_id, ""), image_clue=clue_keys.get(q.image_clue_id, ""),
         chain_node=node_keys.get(q.chain_node_id, ""), level=q.level, source=q.source,
         evidence=[_span(s, clue_keys, names) for s in q.evidence.all()], raw=raw, status=q.status,
-        provenance=provenance, extra=dict(q.extra),
+        provenance=provenance, extra=ix.unpack_key_order(q.extra),
     )

@@ -393,6 +393,40 @@ class Game:
 
 
 # --------------------------------------------------------------------------------------------
+# Key order through the database
+
+ORDER_KEY = "__order__"
+
+
+def pack_key_order(value: Any) -> Any:
+    """Record the key order of every dict in ``value`` (PostgreSQL's jsonb sorts object keys).
+
+    Published files are re-written byte for byte from ``extra`` dicts whose key order matters
+    (WhodunitBench ``role-q``, WellPlay ``script_info``); the order travels as a key list.
+    """
+    if isinstance(value, dict):
+        packed = {k: pack_key_order(v) for k, v in value.items()}
+        if len(value) > 1:
+            packed[ORDER_KEY] = list(value)
+        return packed
+    if isinstance(value, list):
+        return [pack_key_order(v) for v in value]
+    return value
+
+
+def unpack_key_order(value: Any) -> Any:
+    """Inverse of :func:`pack_key_order`; dicts written without an order list keep theirs."""
+    if isinstance(value, dict):
+        order = value.get(ORDER_KEY)
+        keys = [k for k in order if k in value] if isinstance(order, list) else []
+        keys += [k for k in value if k not in keys and k != ORDER_KEY]
+        return {k: unpack_key_order(value[k]) for k in keys}
+    if isinstance(value, list):
+        return [unpack_key_order(v) for v in value]
+    return value
+
+
+# --------------------------------------------------------------------------------------------
 # Serialisation to plain JSON (the "casebook" format; also the demo fixtures)
 
 

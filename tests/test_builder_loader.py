@@ -150,3 +150,27 @@ def test_long_open_ended_answers_are_stored_whole():
     game.questions = [ix.Question(kind="open_ended", sub_type="method", stem="作案手法？", answer=method)]
     loaded = load_game(build_game(game).game)
     assert loaded.questions[0].answer == method and len(method) == 2400
+
+
+def test_key_order_survives_packing_whatever_the_database_does_to_it():
+    original = {"旅人": [60, 66], "唐•何塞": [68, 70], "p": [1, 59], "nested": [{"b": 1, "a": 2}]}
+    packed = ix.pack_key_order(original)
+    # PostgreSQL's jsonb hands objects back with their keys sorted (shorter first): simulate that.
+    def shuffle(value):
+        if isinstance(value, dict):
+            return {k: shuffle(value[k]) for k in sorted(value, key=lambda k: (len(k), k))}
+        return [shuffle(v) for v in value] if isinstance(value, list) else value
+    restored = ix.unpack_key_order(shuffle(packed))
+    assert list(restored) == ["旅人", "唐•何塞", "p", "nested"] and restored == original
+    assert list(restored["nested"][0]) == ["b", "a"]
+    assert ix.unpack_key_order({"z": 1, "a": 2}) == {"z": 1, "a": 2}  # edited in the app: left as is
+
+
+@pytest.mark.django_db
+def test_extra_dicts_come_back_in_their_published_key_order():
+    game = make_game(n_questions=1)
+    game.extra = {"whodunitbench": {"role_q": {"旅人": [60, 66], "p": [1, 59]}}}
+    game.questions[0].extra = {"zeta": 1, "alpha": 2}
+    loaded = load_game(build_game(game).game)
+    assert list(loaded.extra["whodunitbench"]["role_q"]) == ["旅人", "p"]
+    assert list(loaded.questions[0].extra) == ["zeta", "alpha"]
