@@ -395,35 +395,52 @@ class Game:
 # --------------------------------------------------------------------------------------------
 # Key order through the database
 
-ORDER_KEY = "__order__"
+ORDER_KEY = "__key_orders__"
 
 
-def pack_key_order(value: Any) -> Any:
-    """Record the key order of every dict in ``value`` (PostgreSQL's jsonb sorts object keys).
+def pack_key_order(value: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``value`` plus one entry recording the key order of every dict inside it.
 
-    Published files are re-written byte for byte from ``extra`` dicts whose key order matters
-    (WhodunitBench ``role-q``, WellPlay ``script_info``); the order travels as a key list.
+    PostgreSQL's jsonb hands objects back with their keys sorted, but published files are
+    re-written byte for byte from ``extra`` dicts whose key order matters (WhodunitBench
+    ``role-q``, WellPlay ``script_info``). The orders are kept under one top-level key, as
+    ``{path: [keys]}``, so nested dicts stay exactly as they were for code that reads them.
     """
-    if isinstance(value, dict):
-        packed = {k: pack_key_order(v) for k, v in value.items()}
-        if len(value) > 1:
-            packed[ORDER_KEY] = list(value)
-        return packed
-    if isinstance(value, list):
-        return [pack_key_order(v) for v in value]
-    return value
+    orders: dict[str, list[str]] = {}
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            if len(node) > 1:
+                orders[path] = list(node)
+            for key, child in node.items():
+                walk(child, f"{path}/{key}")
+        elif isinstance(node, list):
+            for index, child in enumerate(node):
+                walk(child, f"{path}/{index}")
+
+    packed = {k: v for k, v in value.items() if k != ORDER_KEY}
+    walk(packed, "")
+    if orders:
+        packed[ORDER_KEY] = orders
+    return packed
 
 
-def unpack_key_order(value: Any) -> Any:
-    """Inverse of :func:`pack_key_order`; dicts written without an order list keep theirs."""
-    if isinstance(value, dict):
-        order = value.get(ORDER_KEY)
-        keys = [k for k in order if k in value] if isinstance(order, list) else []
-        keys += [k for k in value if k not in keys and k != ORDER_KEY]
-        return {k: unpack_key_order(value[k]) for k in keys}
-    if isinstance(value, list):
-        return [unpack_key_order(v) for v in value]
-    return value
+def unpack_key_order(value: dict[str, Any]) -> dict[str, Any]:
+    """Inverse of :func:`pack_key_order`; dicts with no recorded order keep theirs."""
+    orders = value.get(ORDER_KEY) if isinstance(value, dict) else None
+    if not isinstance(orders, dict):
+        return {k: v for k, v in value.items() if k != ORDER_KEY} if isinstance(value, dict) else value
+
+    def walk(node: Any, path: str) -> Any:
+        if isinstance(node, dict):
+            wanted = [k for k in orders.get(path, []) if k in node]
+            keys = wanted + [k for k in node if k not in wanted]
+            return {k: walk(node[k], f"{path}/{k}") for k in keys}
+        if isinstance(node, list):
+            return [walk(child, f"{path}/{i}") for i, child in enumerate(node)]
+        return node
+
+    return walk({k: v for k, v in value.items() if k != ORDER_KEY}, "")
 
 
 # --------------------------------------------------------------------------------------------
