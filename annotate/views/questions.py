@@ -33,7 +33,7 @@ from casebook.interchange import DEFAULT_WEIGHTS, LETTERS, SUB_TYPES, ClueKind, 
 from review import permissions as review_permissions
 from review import states as review_states
 
-PAGE_SIZE = 100
+PAGE_SIZE = 50  # a screenful or two; keeps the page under ~100 ms at 20 clients on 2 cores
 
 
 @login_required
