@@ -134,6 +134,7 @@ class _Writer:
         self.characters: dict[str, m.Character] = {}
         self.clues: dict[str, m.Clue] = {}
         self.nodes: dict[tuple[int, str], m.ChainNode] = {}
+        self.nodes_by_key: dict[str, m.ChainNode] = {}  # first chain wins when keys repeat across chains
 
     def write(self) -> None:
         self._characters()
@@ -281,6 +282,7 @@ class _Writer:
                 )
                 nodes.append((row, node))
                 self.nodes[(chain_row.position, node.key)] = row
+                self.nodes_by_key.setdefault(node.key, row)
         m.ChainNode.objects.bulk_create([row for row, _ in nodes])
         parent_links = []
         through = m.ChainNode.parents.through
@@ -295,7 +297,7 @@ class _Writer:
         self._attach_spans(m.ChainNode.evidence.through, "chainnode", [(row, node.evidence) for row, node in nodes])
 
     def node_by_key(self, key: str) -> m.ChainNode | None:
-        return next((row for (_, k), row in self.nodes.items() if k == key), None) if key else None
+        return self.nodes_by_key.get(key) if key else None
 
     def _key_statements(self) -> None:
         rows = [

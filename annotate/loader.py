@@ -130,10 +130,9 @@ def load_game(
         for k in row.key_statements.all()
     ]
     hidden_reviews = {ix.OptionReview.REJECTED} | (set() if statuses is None else {ix.OptionReview.PENDING})
-    game.questions = [
-        _question(q, names, clue_keys, node_keys, hidden_reviews) for q in row.questions.all() if keep(q)
-    ]
-    _add_approvals(row, game.questions, [q.pk for q in row.questions.all() if keep(q)])
+    kept = [q for q in row.questions.all() if keep(q)]
+    game.questions = [_question(q, names, clue_keys, node_keys, hidden_reviews) for q in kept]
+    _add_approvals(row, game.questions, [q.pk for q in kept])
     return game
 
 

@@ -340,6 +340,15 @@ class Job(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
+    @property
+    def finished(self) -> bool:
+        return self.state in {self.State.DONE, self.State.FAILED}
+
+    def progress_payload(self) -> dict:
+        """What every job status page polls; each kind of job adds its own result fields."""
+        return {"id": self.pk, "state": self.state, "done": self.done, "total": self.total,
+                "message": self.message, "finished": self.finished}
+
 
 class Draft(models.Model):
     """An editor's unsaved form state (autosave), per user and item; never exported."""

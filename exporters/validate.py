@@ -46,7 +46,7 @@ def validate_game(game: ix.Game, fmt: str) -> list[ix.Problem]:
         if n > 1:
             add(f"character name '{name}' is used {n} times")
     if fmt in FORMAT_KINDS:
-        out.extend(_validate_format(game, fmt, add))
+        _validate_format(game, fmt, add)
     for i, q in enumerate(game.questions):
         if fmt in FORMAT_KINDS and q.kind not in FORMAT_KINDS[fmt]:
             continue
@@ -54,7 +54,8 @@ def validate_game(game: ix.Game, fmt: str) -> list[ix.Problem]:
     return out
 
 
-def _validate_format(game: ix.Game, fmt: str, add) -> list[ix.Problem]:
+def _validate_format(game: ix.Game, fmt: str, add) -> None:
+    """Format-level checks, reported through ``add``."""
     if fmt == "wellplay":
         if not game.playable:
             add("no playable characters: WellPlay needs one json/<name>.json per character")
@@ -73,7 +74,6 @@ def _validate_format(game: ix.Game, fmt: str, add) -> list[ix.Problem]:
         for ks in game.key_statements:
             if game.character(ks.owner) is None:
                 add(f"key statement owner '{ks.owner}' is not a role", severity="warning")
-    return []
 
 
 def _validate_question(game: ix.Game, q: ix.Question, where: str, fmt: str) -> list[ix.Problem]:

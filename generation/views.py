@@ -86,8 +86,7 @@ def generate(request: HttpRequest, slug: str) -> HttpResponse:
 def _job_payload(job: Job, slug: str) -> dict:
     result = job.result or {}
     return {
-        "id": job.pk, "state": job.state, "done": job.done, "total": job.total, "message": job.message,
-        "finished": job.state in {Job.State.DONE, Job.State.FAILED},
+        **job.progress_payload(),
         "written": len(result.get("written", {})), "failures": result.get("failures", []),
         "skipped": result.get("skipped", []), "origin": result.get("origin", ""), "model": result.get("model", ""),
         "review_url": reverse("generation:review", kwargs={"slug": slug}),

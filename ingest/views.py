@@ -47,8 +47,7 @@ def upload(request):
 
 
 def job_payload(job: Job) -> dict:
-    data = {"id": job.pk, "state": job.state, "done": job.done, "total": job.total, "message": job.message,
-            "result": job.result or None, "game": None, "split_url": None, "game_url": None}
+    data = {**job.progress_payload(), "result": job.result or None, "game": None, "split_url": None, "game_url": None}
     if job.game_id:
         data["game"] = job.game.slug
         data["split_url"] = reverse("ingest:split", args=[job.game.slug])

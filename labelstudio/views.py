@@ -31,8 +31,7 @@ def _managed_game(request: HttpRequest, game_pk: int) -> tuple[Game, str]:
 def job_payload(job: Job) -> dict:
     result = job.result or {}
     return {
-        "id": job.pk, "action": job.params.get("action", ""), "state": job.state, "done": job.done, "total": job.total,
-        "message": job.message, "finished": job.state in {Job.State.DONE, Job.State.FAILED},
+        **job.progress_payload(), "action": job.params.get("action", ""),
         "counts": result.get("counts", {}), "skipped": result.get("skipped", [])[:200],
         "summary": result.get("summary", ""),
         "project_url": result.get("project_url", ""), "error": result.get("error", ""),
