@@ -6,6 +6,7 @@ clean 300 dpi scan ≤ 3 % Chinese, ≤ 1 % English; rotated (1.5–2°) noisy s
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -90,3 +91,64 @@ def test_traditional_chinese_uses_chi_tra(tmp_path, zh_scripts):
 
 def _scan_pdf(pdf: bytes, angle: float = 0.0, noise: float = 0.0) -> Image.Image:
     return degrade(render_page(pdf), angle=angle, noise=noise)
+
+
+def test_stored_scan_is_taken_as_is_and_anything_else_is_rendered(tmp_path, en_scripts):
+    import pypdfium2 as pdfium
+
+    from ingest.ocr import embedded_scan, render_pdf_page
+
+    scan = render_page(text_pdf([(None, first_chars(en_scripts["Chief Wang"], 300))], "en"))
+    (tmp_path / "scan.pdf").write_bytes(image_pdf([scan]))
+    (tmp_path / "text.pdf").write_bytes(text_pdf([(None, "A page with a text layer.")], "en"))
+    (tmp_path / "low.pdf").write_bytes(image_pdf([scan.resize((scan.width // 3, scan.height // 3))], dpi=100))
+
+    taken = render_pdf_page(str(tmp_path / "scan.pdf"), 0)
+    assert taken.size == scan.size  # the stored pixels: rendering would give 2482 px for 2481
+    assert np.abs(np.asarray(taken, dtype=np.int16) - np.asarray(scan, dtype=np.int16)).mean() < 1.0  # JPEG only
+
+    for name in ("text.pdf", "low.pdf"):  # a text page, a 100 dpi scan: rendered at 300 dpi
+        pdf = pdfium.PdfDocument(str(tmp_path / name))
+        try:
+            assert embedded_scan(pdf[0]) is None
+        finally:
+            pdf.close()
+        assert abs(render_pdf_page(str(tmp_path / name), 0).width - 2481) <= 2
+
+
+def test_batch_reads_like_single_pages_and_isolates_a_bad_page(tmp_path, zh_scripts):
+    from ingest.ocr import PageJob, ocr_pages, run_batch, run_page_job
+
+    texts = [first_chars(zh_scripts[name], 200) for name in ("张村民", "王村长")]
+    for i, text in enumerate(texts):
+        (tmp_path / f"{i}.pdf").write_bytes(image_pdf([_scan(text, "zh")]))
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    jobs = [PageJob(str(tmp_path / "0.pdf"), 0, "chi_sim"), PageJob(str(tmp_path / "broken.pdf"), 0, "chi_sim"),
+            PageJob(str(tmp_path / "1.pdf"), 0, "chi_sim")]
+
+    batch = run_batch(jobs)
+    assert isinstance(batch[1], Exception)
+    for result, text, job in zip((batch[0], batch[2]), texts, (jobs[0], jobs[2]), strict=True):
+        assert cer(result.text, text) <= 0.03
+        alone = run_page_job(job)  # one tesseract run per page: same text, same confidence
+        assert (alone.text, alone.confidence) == (result.text, result.confidence)
+        assert result.preview.startswith(b"\xff\xd8")  # JPEG preview for the split editor
+
+    ticks = []
+    pooled = ocr_pages(jobs, workers=2, progress=ticks.append)
+    assert [r.text for r in (pooled[0], pooled[2])] == [batch[0].text, batch[2].text]
+    assert isinstance(pooled[1], Exception) and sum(ticks) == 3
+
+
+def test_batches_keep_one_language_and_balance_the_cores():
+    from ingest.ocr import MAX_BATCH, PageJob, plan_batches
+
+    mixed = [PageJob("p.pdf", i, "chi_sim" if i % 3 else "eng") for i in range(40)]
+    batches = plan_batches(mixed, workers=2)
+    assert sorted(i for b in batches for i in b) == list(range(40))
+    for batch in batches:
+        assert len({mixed[i].lang for i in batch}) == 1
+        assert 1 <= len(batch) <= MAX_BATCH
+    assert [len(b) for b in plan_batches(mixed[:6], workers=2)] == [1, 1, 2, 2]  # 2 English, then 4 Chinese
+    assert [len(b) for b in plan_batches([PageJob("p.pdf", i, "eng") for i in range(7)], workers=2)] == [4, 3]
+    assert len(plan_batches([PageJob("p.pdf", 0, "eng")], workers=2)) == 1
