@@ -1,13 +1,15 @@
 """Upload form and the split editor's form parsing (plain logic, no request objects)."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
 from django import forms
 from django.conf import settings
 
 from .split import KINDS, SplitDecision
+
+CORRECTED = "corrected in the split editor"
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -57,10 +59,14 @@ class SplitFormError(ValueError):
     """The posted split editor form is malformed; the message names the row."""
 
 
-def decisions_from_post(data: Mapping[str, str], sources: list[str]) -> list[SplitDecision]:
+def decisions_from_post(
+    data: Mapping[str, str], sources: list[str], previous: Sequence[SplitDecision] = ()
+) -> list[SplitDecision]:
     """Rows ``row-<i>-{section,kind,source,page,offset,drop}`` (+ an optional ``new-*`` row) → decisions.
 
-    A dropped row merges its section into the one before it (its boundary disappears).
+    A dropped row merges its section into the one before it (its boundary disappears). A row that
+    differs from the ``previous`` decision at its index says so in its reason, keeping what the
+    splitter had found, so the split's history shows which boundaries a person set.
     """
     count = int(data.get("rows", "0") or 0)
     prefixes = [f"row-{i}-" for i in range(count)]
@@ -83,5 +89,11 @@ def decisions_from_post(data: Mapping[str, str], sources: list[str]) -> list[Spl
         except ValueError:
             raise SplitFormError(f"row {n}: page and offset must be whole numbers") from None
         reason = "added in the split editor" if prefix == "new-" else (data.get(prefix + "reason") or "edited")
+        before = previous[n - 1] if prefix != "new-" and n - 1 < len(previous) else None
+        if before is not None:
+            reason = before.reason
+            if (before.section, before.kind, before.source, before.start_page, before.start_offset) != (
+                    section, kind, source, page, offset) and not reason.startswith(CORRECTED):
+                reason = f"{CORRECTED} (found as: {reason})"
         decisions.append(SplitDecision(section, kind, source, page, offset, reason))
     return decisions

@@ -483,6 +483,7 @@ def read_sources(
                 if progress:
                     progress(done, len(jobs), "OCR")
 
+            tick(0)  # the bar (CLI) and the status (web) show OCR from its start, not its first batch
             run_ocr(pending, jobs, problems, progress=tick, workers=workers)
     finally:
         shutil.rmtree(crops_dir, ignore_errors=True)

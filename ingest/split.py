@@ -17,6 +17,7 @@ automatic and the corrected split go through the same code.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -82,6 +83,16 @@ class SplitDecision:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def split_version(decisions: Sequence[SplitDecision]) -> str:
+    """A fingerprint of a split: the editor sends back the one it showed, so a save over someone
+    else's newer correction is refused instead of silently undoing it."""
+    import hashlib
+    import json
+
+    payload = json.dumps([d.to_dict() for d in decisions], ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass

@@ -16,7 +16,7 @@ from annotate.services.access import can_manage, game_for
 from .build import InvalidSplit, rebuild_from_split, set_image_kinds, stored_pages
 from .forms import SplitFormError, UploadForm, decisions_from_post
 from .pipeline import IngestOptions
-from .split import KINDS, SplitDecision
+from .split import KINDS, SplitDecision, split_version
 from .tasks import start_upload_job
 
 
@@ -85,8 +85,13 @@ def split_editor(request, slug: str):
             else:
                 messages.success(request, f"{changed} image clue kind(s) changed.")
             return redirect("ingest:split", slug=game.slug)
+        current = [SplitDecision(**d) for d in game.extra.get("ingest", {}).get("split", [])]
+        if request.POST.get("split-version") != split_version(current):
+            messages.error(request, "Split not applied: someone changed this split after you opened it. "
+                                    "Their version is shown below; make your correction again.")
+            return redirect("ingest:split", slug=game.slug)
         try:
-            decisions = decisions_from_post(request.POST, list(records))
+            decisions = decisions_from_post(request.POST, list(records), current)
             result = rebuild_from_split(game, decisions, user=request.user)
         except (SplitFormError, InvalidSplit) as exc:
             messages.error(request, f"Split not applied: {exc}")
@@ -112,5 +117,6 @@ def split_editor(request, slug: str):
     return render(request, "ingest/split.html", {
         "game": game, "role": role, "rows": rows, "kinds": KINDS, "sources": page_counts,
         "can_edit": can_manage(role), "summary": game.extra.get("ingest", {}).get("summary", {}),
+        "split_version": split_version(decisions),
         "image_clues": game.clues.filter(kind="image").order_by("position"),
     })

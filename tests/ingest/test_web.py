@@ -6,6 +6,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotate import models as m
+from ingest.split import SplitDecision, split_version
 
 from .conftest import panel
 from .ingest_makers import png_bytes
@@ -60,7 +61,9 @@ def test_upload_job_progress_and_split_editor(client, member, en_combined_pdf, c
     html = editor.content.decode()
     assert "Chief Wang" in html and "<img" in html and "heading" in html
     rows = game.extra["ingest"]["split"]
-    post = {"rows": str(len(rows))}
+    version = split_version([SplitDecision(**d) for d in rows])
+    assert f'name="split-version" value="{version}"' in html
+    post = {"rows": str(len(rows)), "split-version": version}
     for i, d in enumerate(rows):
         post.update({f"row-{i}-section": d["section"], f"row-{i}-kind": d["kind"], f"row-{i}-source": d["source"],
                      f"row-{i}-page": str(d["start_page"]), f"row-{i}-offset": str(d["start_offset"]),
@@ -76,6 +79,15 @@ def test_upload_job_progress_and_split_editor(client, member, en_combined_pdf, c
     assert names == ["Zhang Villager", "Chief Wang", "Officer Li", "Researcher Hu"]
     assert "Clue 1: a bloody sickle." in game.truth_text and not game.clues.filter(kind="text").exists()
     assert game.clues.filter(kind="image").count() == 1  # the image clue survives the rebuild
+    reasons = {d["section"]: d["reason"] for d in game.extra["ingest"]["split"]}
+    assert reasons["Researcher Hu"].startswith("corrected in the split editor (found as: ")
+    assert not reasons["Chief Wang"].startswith("corrected")  # untouched rows keep the splitter's reason
+
+    # a second manager's tab still holds the old split: its save is refused, nothing changes
+    stale = dict(post, **{f"row-{next(i for i, d in enumerate(rows) if d['section'] == 'Chief Wang')}-section": "Boss"})
+    response = client.post(status["split_url"], stale, follow=True)
+    assert "someone changed this split after you opened it" in response.content.decode()
+    assert list(game.characters.values_list("name", flat=True)) == names
 
     (photo,) = game.clues.filter(kind="image")
     assert photo.image_kind == "media_rich" and photo.key in html
@@ -83,7 +95,9 @@ def test_upload_job_progress_and_split_editor(client, member, en_combined_pdf, c
     photo.refresh_from_db()
     assert photo.image_kind == "text_rich"
 
-    bad = dict(post, **{"row-1-page": "999"})
+    game.refresh_from_db()
+    bad = dict(post, **{"row-1-page": "999",
+                        "split-version": split_version([SplitDecision(**d) for d in game.extra["ingest"]["split"]])})
     response = client.post(status["split_url"], bad, follow=True)
     assert "Split not applied" in response.content.decode()
 
