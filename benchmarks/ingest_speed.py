@@ -125,9 +125,9 @@ def main() -> int:
     for lang in ("zh", "en"):
         names = list(scripts[lang])
         size = 550 if lang == "zh" else 1400
-        for i in range(per_lang):
-            script = scripts[lang][names[i % len(names)]]
-            stretch = (i // len(names)) % 2
+        for i in range(per_lang):  # each script clean and noisy, then the next stretch of text
+            script = scripts[lang][names[(i // 2) % len(names)]]
+            stretch = (i // (2 * len(names))) % 2
             text = first_chars(script[stretch * 2 * size:], size)
             page = render_page(text_pdf([(None, text)], lang))
             variant = "clean" if i % 2 == 0 else "noisy"
