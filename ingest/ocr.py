@@ -262,27 +262,62 @@ def text_from_data(data: dict) -> tuple[str, float | None, int, float]:
     return "\n".join(out), mean, len(confidences), area
 
 
+def prepare_page(
+    img: Image.Image, steps: Sequence[str] = DEFAULT_STEPS, want_preview: bool = True
+) -> tuple[Image.Image, float, bytes, bool]:
+    """Preprocess one image for tesseract: (prepared image, deskew angle, JPEG preview, is blank)."""
+    prepared, angle = preprocess(img, steps)
+    preview = preview_image(prepared) if want_preview else b""
+    return prepared, angle, preview, is_blank(prepared if prepared.mode == "L" else to_grayscale(prepared))
+
+
+def write_for_tesseract(prepared: Image.Image, folder: str, stem: str) -> str:
+    """Save as uncompressed PGM/PPM: pytesseract would PNG-encode the image (~0.2 s a page) only for
+    tesseract to decode it again."""
+    path = os.path.join(folder, f"{stem}.{'pgm' if prepared.mode == 'L' else 'ppm'}")
+    (prepared if prepared.mode in ("L", "RGB") else prepared.convert("RGB")).save(path, "PPM")
+    return path
+
+
+def tesseract_pages(paths: Sequence[str], lang: str) -> list[dict]:
+    """One tesseract run over saved images; ``image_to_data`` columns for each, in order.
+
+    Several images go in as a list file: tesseract loads its model once (~0.2 s, a tenth of a
+    page's OCR) and numbers the pages of its TSV output from 1.
+    """
+    import pytesseract
+
+    source = paths[0]
+    if len(paths) > 1:
+        source = os.path.join(os.path.dirname(paths[0]), "pages.txt")
+        with open(source, "w", encoding="utf-8") as fh:
+            fh.write("".join(f"{path}\n" for path in paths))
+    data = pytesseract.image_to_data(source, lang=lang, config=TESSERACT_CONFIG, output_type=pytesseract.Output.DICT)
+    by_page: dict[int, dict] = {}
+    for i, number in enumerate(data.get("page_num", [])):
+        page = by_page.setdefault(int(number), {key: [] for key in data})
+        for key, values in data.items():
+            page[key].append(values[i])
+    return [by_page.get(n, {"text": [], "conf": []}) for n in range(1, len(paths) + 1)]
+
+
+def result_from_data(data: dict, prepared: Image.Image, angle: float, preview: bytes) -> OcrResult:
+    text, confidence, words, area = text_from_data(data)
+    return OcrResult(text, confidence, words, area / float(prepared.width * prepared.height), angle, preview)
+
+
 def ocr_image(
     img: Image.Image, lang: str, steps: Sequence[str] = DEFAULT_STEPS, want_preview: bool = True
 ) -> OcrResult:
     """OCR one image (already EXIF-transposed) with preprocessing; blank images are not OCR'd."""
-    import pytesseract
-
-    prepared, angle = preprocess(img, steps)
-    preview = preview_image(prepared) if want_preview else b""
-    gray = prepared if prepared.mode == "L" else to_grayscale(prepared)
-    if is_blank(gray):
-        return OcrResult("", None, 0, 0.0, angle, preview)
-    # Hand tesseract an uncompressed PGM/PPM file: pytesseract would PNG-encode the image (~0.2 s a
-    # page) only for tesseract to decode it again.
     import tempfile
 
-    with tempfile.NamedTemporaryFile(suffix=".pgm" if prepared.mode == "L" else ".ppm") as tmp:
-        (prepared if prepared.mode in ("L", "RGB") else prepared.convert("RGB")).save(tmp, "PPM")
-        tmp.flush()
-        data = pytesseract.image_to_data(tmp.name, lang=lang, config=TESSERACT_CONFIG, output_type=pytesseract.Output.DICT)
-    text, confidence, words, area = text_from_data(data)
-    return OcrResult(text, confidence, words, area / float(prepared.width * prepared.height), angle, preview)
+    prepared, angle, preview, blank = prepare_page(img, steps, want_preview)
+    if blank:
+        return OcrResult("", None, 0, 0.0, angle, preview)
+    with tempfile.TemporaryDirectory(prefix="casebook-ocr-") as tmp:
+        (data,) = tesseract_pages([write_for_tesseract(prepared, tmp, "page")], lang)
+    return result_from_data(data, prepared, angle, preview)
 
 
 # -- page jobs (picklable, run in worker processes) ---------------------------------------------
@@ -378,78 +413,45 @@ def load_page(job: PageJob) -> Image.Image:
     return load_image_file(job.path, job.max_pixels)
 
 
-def run_page_job(job: PageJob) -> OcrResult:
-    """One page on its own: load, preprocess, OCR."""
-    os.environ["OMP_THREAD_LIMIT"] = "1"
-    return ocr_image(load_page(job), job.lang, job.steps)
-
-
-def _split_pages(data: dict) -> dict[int, dict]:
-    """``image_to_data`` of a list file, one dict per page (tesseract numbers pages from 1)."""
-    pages: dict[int, dict] = {}
-    for i, number in enumerate(data.get("page_num", [])):
-        page = pages.setdefault(int(number), {key: [] for key in data})
-        for key, values in data.items():
-            page[key].append(values[i])
-    return pages
-
-
 def run_batch(jobs: Sequence[PageJob]) -> list[OcrResult | Exception]:
     """Several pages of one language in one tesseract run (worker entry point).
 
-    tesseract loads its model for every run (~0.2 s, a tenth of a page's OCR); handed a list file
-    it loads it once and numbers the pages in its TSV output. Each page is still loaded and
-    preprocessed on its own, so a bad page yields its exception and the others go on; if the
-    tesseract run itself fails, the pages are retried one by one to find the culprit.
+    Each page is loaded and preprocessed on its own, so a bad page yields its exception and the
+    others go on; if the tesseract run itself fails, the saved pages are read one by one to find
+    the culprit.
     """
     import tempfile
-
-    import pytesseract
 
     os.environ["OMP_THREAD_LIMIT"] = "1"
     langs = {job.lang for job in jobs}
     if len(langs) != 1:
         raise ValueError(f"one language per batch, got {sorted(langs)}")
+    lang = jobs[0].lang
     results: list[OcrResult | Exception] = [Exception("not run")] * len(jobs)
     with tempfile.TemporaryDirectory(prefix="casebook-ocr-") as tmp:
         listed: list[tuple[int, str, Image.Image, float, bytes]] = []
         for i, job in enumerate(jobs):
             try:
-                prepared, angle = preprocess(load_page(job), job.steps)
-                preview = preview_image(prepared)
-                gray = prepared if prepared.mode == "L" else to_grayscale(prepared)
-                if is_blank(gray):
+                prepared, angle, preview, blank = prepare_page(load_page(job), job.steps)
+                if blank:
                     results[i] = OcrResult("", None, 0, 0.0, angle, preview)
                     continue
-                path = os.path.join(tmp, f"{i:04d}.{'pgm' if prepared.mode == 'L' else 'ppm'}")
-                # uncompressed PGM/PPM: tesseract reads it without decoding a PNG
-                (prepared if prepared.mode in ("L", "RGB") else prepared.convert("RGB")).save(path, "PPM")
-                listed.append((i, path, prepared, angle, preview))
+                listed.append((i, write_for_tesseract(prepared, tmp, f"{i:04d}"), prepared, angle, preview))
             except Exception as exc:  # reported per page by the caller
                 results[i] = exc
         if not listed:
             return results
-        list_file = os.path.join(tmp, "pages.txt")
-        with open(list_file, "w", encoding="utf-8") as fh:
-            fh.write("".join(f"{path}\n" for _i, path, *_rest in listed))
         try:
-            data = pytesseract.image_to_data(list_file, lang=jobs[0].lang, config=TESSERACT_CONFIG,
-                                             output_type=pytesseract.Output.DICT)
+            pages: list[dict | Exception] = list(tesseract_pages([path for _i, path, *_rest in listed], lang))
         except Exception:
-            if len(listed) == 1:
-                raise
-            for i, *_rest in listed:
+            pages = []
+            for _i, path, *_rest in listed:
                 try:
-                    results[i] = run_page_job(jobs[i])
-                except Exception as exc:
-                    results[i] = exc
-            return results
-        by_page = _split_pages(data)
-        for number, (i, _path, prepared, angle, preview) in enumerate(listed, start=1):
-            page_data = by_page.get(number, {"text": [], "conf": []})
-            text, confidence, words, area = text_from_data(page_data)
-            results[i] = OcrResult(text, confidence, words, area / float(prepared.width * prepared.height), angle,
-                                   preview)
+                    pages.extend(tesseract_pages([path], lang))
+                except Exception as exc:  # reported per page by the caller
+                    pages.append(exc)
+        for (i, _path, prepared, angle, preview), data in zip(listed, pages, strict=True):
+            results[i] = data if isinstance(data, Exception) else result_from_data(data, prepared, angle, preview)
     return results
 
 

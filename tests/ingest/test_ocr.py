@@ -117,7 +117,7 @@ def test_stored_scan_is_taken_as_is_and_anything_else_is_rendered(tmp_path, en_s
 
 
 def test_batch_reads_like_single_pages_and_isolates_a_bad_page(tmp_path, zh_scripts):
-    from ingest.ocr import PageJob, ocr_pages, run_batch, run_page_job
+    from ingest.ocr import PageJob, load_page, ocr_image, ocr_pages, run_batch
 
     texts = [first_chars(zh_scripts[name], 200) for name in ("张村民", "王村长")]
     for i, text in enumerate(texts):
@@ -130,7 +130,7 @@ def test_batch_reads_like_single_pages_and_isolates_a_bad_page(tmp_path, zh_scri
     assert isinstance(batch[1], Exception)
     for result, text, job in zip((batch[0], batch[2]), texts, (jobs[0], jobs[2]), strict=True):
         assert cer(result.text, text) <= 0.03
-        alone = run_page_job(job)  # one tesseract run per page: same text, same confidence
+        alone = ocr_image(load_page(job), job.lang, job.steps)  # a tesseract run of its own: same result
         assert (alone.text, alone.confidence) == (result.text, result.confidence)
         assert result.preview.startswith(b"\xff\xd8")  # JPEG preview for the split editor
 
