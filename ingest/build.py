@@ -25,6 +25,7 @@ from .split import (
     SplitDecision,
     apply_split,
     parse_text_clues,
+    split_version,
 )
 
 
@@ -34,6 +35,15 @@ class DuplicateIngest(Exception):
 
 class InvalidSplit(ValueError):
     """A corrected split refers to pages or sections that do not exist."""
+
+
+class StaleSplit(InvalidSplit):
+    """The split was changed by someone else after the corrector loaded it."""
+
+
+def stored_split(game_row: Any) -> list[SplitDecision]:
+    """The split decisions recorded on an ingested game (empty for other games)."""
+    return [SplitDecision(**d) for d in (game_row.extra or {}).get("ingest", {}).get("split", [])]
 
 
 @dataclass
@@ -207,7 +217,7 @@ def write_documents(row: Any, documents: list[DocumentRecord], split: list[dict[
 
     from annotate import models as m
 
-    decisions = [SplitDecision(**d) for d in split]
+    decisions = [SplitDecision(**d) for d in split]  # the split as dicts, before it is on the row
     for doc in documents:
         source = m.SourceDocument(
             game=row, filename=doc.name, sha256=doc.sha256, media_type=doc.media_type,
@@ -252,8 +262,13 @@ def stored_pages(row: Any) -> tuple[list[PageRef], set[str], dict[str, Any]]:
     return pages, images, {doc.filename: doc for doc in docs}
 
 
-def rebuild_from_split(game_row: Any, decisions: list[SplitDecision], user: Any = None):
+def rebuild_from_split(
+    game_row: Any, decisions: list[SplitDecision], user: Any = None, expected_version: str | None = None
+):
     """Re-cut a stored ingested game from corrected decisions and rebuild it in one transaction.
+
+    With ``expected_version`` (the :func:`split_version` the corrector saw), the game row is locked
+    and the rebuild refused with :class:`StaleSplit` when its split has changed since.
 
     Scripts, the manual and text clues come from the stored pages; image clues keep their stored
     images, OCR text and kind (an annotator's correction survives); an image file newly marked as
@@ -268,6 +283,11 @@ def rebuild_from_split(game_row: Any, decisions: list[SplitDecision], user: Any 
     from .images import classify_image
 
     with transaction.atomic():
+        if expected_version is not None:
+            locked = type(game_row).objects.select_for_update().get(pk=game_row.pk)
+            if split_version(stored_split(locked)) != expected_version:
+                raise StaleSplit("someone changed this split after you opened it. Their version is shown below; "
+                                 "make your correction again.")
         pages, image_docs, records = stored_pages(game_row)
         if not pages:
             raise InvalidSplit("this game has no stored pages (it was not ingested), so it cannot be re-split")

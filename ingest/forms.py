@@ -60,13 +60,14 @@ class SplitFormError(ValueError):
 
 
 def decisions_from_post(
-    data: Mapping[str, str], sources: list[str], previous: Sequence[SplitDecision] = ()
+    data: Mapping[str, str], sources: list[str], previous: Sequence[SplitDecision]
 ) -> list[SplitDecision]:
     """Rows ``row-<i>-{section,kind,source,page,offset,drop}`` (+ an optional ``new-*`` row) → decisions.
 
-    A dropped row merges its section into the one before it (its boundary disappears). A row that
-    differs from the ``previous`` decision at its index says so in its reason, keeping what the
-    splitter had found, so the split's history shows which boundaries a person set.
+    A dropped row merges its section into the one before it (its boundary disappears). Reasons come
+    from the ``previous`` decisions, not the form: a row that differs from the one at its index says
+    so, keeping what the splitter had found, so the split's history shows which boundaries a person
+    set.
     """
     count = int(data.get("rows", "0") or 0)
     prefixes = [f"row-{i}-" for i in range(count)]
@@ -88,12 +89,11 @@ def decisions_from_post(
             offset = int(data.get(prefix + "offset") or "0")
         except ValueError:
             raise SplitFormError(f"row {n}: page and offset must be whole numbers") from None
-        reason = "added in the split editor" if prefix == "new-" else (data.get(prefix + "reason") or "edited")
         before = previous[n - 1] if prefix != "new-" and n - 1 < len(previous) else None
-        if before is not None:
-            reason = before.reason
-            if (before.section, before.kind, before.source, before.start_page, before.start_offset) != (
-                    section, kind, source, page, offset) and not reason.startswith(CORRECTED):
-                reason = f"{CORRECTED} (found as: {reason})"
-        decisions.append(SplitDecision(section, kind, source, page, offset, reason))
+        decision = SplitDecision(section, kind, source, page, offset, before.reason if before else "")
+        if before is None:
+            decision.reason = "added in the split editor"
+        elif decision != before and not before.reason.startswith(CORRECTED):
+            decision.reason = f"{CORRECTED} (found as: {before.reason})"
+        decisions.append(decision)
     return decisions

@@ -13,10 +13,10 @@ from django.views.decorators.http import require_GET
 from annotate.models import Job, Membership
 from annotate.services.access import can_manage, game_for
 
-from .build import InvalidSplit, rebuild_from_split, set_image_kinds, stored_pages
+from .build import InvalidSplit, rebuild_from_split, set_image_kinds, stored_pages, stored_split
 from .forms import SplitFormError, UploadForm, decisions_from_post
 from .pipeline import IngestOptions
-from .split import KINDS, SplitDecision, split_version
+from .split import KINDS, split_version
 from .tasks import start_upload_job
 
 
@@ -73,6 +73,7 @@ def split_editor(request, slug: str):
     pages, _images, records = stored_pages(game)
     if not pages:
         raise Http404("This game was not ingested: it has no source pages to split.")
+    current = stored_split(game)
     if request.method == "POST":
         if not can_manage(role):
             raise PermissionDenied("Changing the split needs the manager role.")
@@ -85,27 +86,22 @@ def split_editor(request, slug: str):
             else:
                 messages.success(request, f"{changed} image clue kind(s) changed.")
             return redirect("ingest:split", slug=game.slug)
-        current = [SplitDecision(**d) for d in game.extra.get("ingest", {}).get("split", [])]
-        if request.POST.get("split-version") != split_version(current):
-            messages.error(request, "Split not applied: someone changed this split after you opened it. "
-                                    "Their version is shown below; make your correction again.")
-            return redirect("ingest:split", slug=game.slug)
         try:
             decisions = decisions_from_post(request.POST, list(records), current)
-            result = rebuild_from_split(game, decisions, user=request.user)
+            result = rebuild_from_split(game, decisions, user=request.user,
+                                        expected_version=request.POST.get("split-version", ""))
         except (SplitFormError, InvalidSplit) as exc:
             messages.error(request, f"Split not applied: {exc}")
         else:
             messages.success(request, f"Game rebuilt from {len(decisions)} boundaries ({result.status}).")
         return redirect("ingest:split", slug=game.slug)
-    decisions = [SplitDecision(**d) for d in game.extra.get("ingest", {}).get("split", [])]
     text = {(p.source, p.number): p.text for p in pages}
     previews = {
         (doc.filename, page.number): page.preview.url if page.preview else ""
         for doc in records.values() for page in doc.pages.all()
     }
     rows = []
-    for d in decisions:
+    for d in current:
         page_text = text.get((d.source, d.start_page), "")
         lines, offset = [], 0
         for line in page_text.split("\n"):
@@ -117,6 +113,6 @@ def split_editor(request, slug: str):
     return render(request, "ingest/split.html", {
         "game": game, "role": role, "rows": rows, "kinds": KINDS, "sources": page_counts,
         "can_edit": can_manage(role), "summary": game.extra.get("ingest", {}).get("summary", {}),
-        "split_version": split_version(decisions),
+        "split_version": split_version(current),
         "image_clues": game.clues.filter(kind="image").order_by("position"),
     })
