@@ -129,7 +129,8 @@ class ResponseCache:
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
-def _retry_after(exc: Exception) -> float | None:
+def retry_after(exc: Exception) -> float | None:
+    """The wait (seconds) an API error's response asks for: ``retry-after-ms``, else ``retry-after``."""
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     if not headers:
@@ -189,7 +190,7 @@ class ChatClient:
         """Full-jitter exponential backoff, but never shorter than the server's Retry-After."""
         ceiling = min(self.backoff_max, self.backoff_base * (2 ** attempt))
         delay = self._jitter.uniform(0, ceiling)
-        hint = _retry_after(exc)
+        hint = retry_after(exc)
         return max(delay, hint) if hint is not None else delay
 
     async def _send(self, client: Any, request: ChatRequest) -> ChatResult:

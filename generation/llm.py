@@ -24,6 +24,8 @@ from typing import Any, TypeVar
 
 import openai
 
+from evaluation.client import retry_after
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -114,18 +116,6 @@ def parse_json_reply(text: str) -> Any:
 _RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError)
 
 
-def _retry_after(exc: Exception) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if not headers:
-        return None
-    value = headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
 def _describe_error(exc: Exception) -> str:
     if isinstance(exc, openai.APITimeoutError):
         return "the request timed out"
@@ -202,7 +192,7 @@ class LLMClient:
                 return parse_json_reply(self._request(messages, schema, name))
             except _RETRYABLE as exc:
                 last = _describe_error(exc)
-                wait = _retry_after(exc)
+                wait = retry_after(exc)
             except ValueError as exc:  # unparseable content: the model may do better next time
                 last = str(exc)
             except openai.APIStatusError as exc:  # 400/401/403/404: retrying will not help
