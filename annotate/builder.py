@@ -175,7 +175,7 @@ class _Writer:
             rows.append(
                 m.EvidenceSpan(
                     game=self.row, document=span.document, character=character, clue=clue,
-                    start=span.start, end=span.end, quote=span.quote, created_by=self.user,
+                    start=span.start, end=span.end, quote=span.quote, label=span.label, created_by=self.user,
                 )
             )
         return rows

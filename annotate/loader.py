@@ -18,7 +18,8 @@ def _span(span: m.EvidenceSpan, clue_keys: dict[int, str], names: dict[int, str]
         owner = names.get(span.character_id, "")
     elif span.clue_id:
         owner = clue_keys.get(span.clue_id, "")
-    return ix.Span(document=span.document, owner=owner, start=span.start, end=span.end, quote=span.quote)
+    return ix.Span(document=span.document, owner=owner, start=span.start, end=span.end, quote=span.quote,
+                   label=span.label)
 
 
 def game_queryset() -> QuerySet[m.Game]:

@@ -161,6 +161,7 @@ class EvidenceSpan(models.Model):
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()
     quote = models.TextField()
+    label = models.CharField(max_length=40, blank=True, help_text="Span label from the game's set (clue, alibi, ...).")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -140,6 +140,19 @@ class SpanDocument(StrEnum):
     PUBLIC = "public"  # the game's public clue text
 
 
+# Evidence span labels: the default per-game set (a game may configure its own), shared by the
+# span editor, every export that carries evidence and the Label Studio bridge. value -> (zh, en).
+DEFAULT_SPAN_LABELS: dict[str, tuple[str, str]] = {
+    "clue": ("线索", "clue"),
+    "alibi": ("不在场证明", "alibi"),
+    "motive": ("动机", "motive"),
+    "method": ("手法", "method"),
+    "time": ("时间", "time"),
+    "place": ("地点", "place"),
+    "person": ("人物", "person"),
+}
+
+
 class Status(StrEnum):
     DRAFT = "draft"
     SUBMITTED = "submitted"
@@ -209,6 +222,7 @@ class Span:
     start: int = 0
     end: int = 0
     quote: str = ""
+    label: str = ""  # one of the game's span labels (DEFAULT_SPAN_LABELS unless configured); may be empty
 
 
 @dataclass
