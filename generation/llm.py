@@ -33,7 +33,25 @@ R = TypeVar("R")
 
 
 class LLMError(Exception):
-    """The endpoint could not give a usable answer; the message says why, for a person."""
+    """The endpoint could not give a usable answer; the message says why, for a person.
+
+    ``reply`` keeps the last raw reply text when there was one (so a caller can show it).
+    """
+
+    def __init__(self, message: str, reply: str = "") -> None:
+        super().__init__(message)
+        self.reply = reply
+
+
+@dataclass
+class JSONReply:
+    """A parsed reply with what provenance needs: the raw text, token usage, how many tries."""
+
+    value: Any
+    text: str
+    usage: dict[str, int]
+    attempts: int
+    errors: list[str]
 
 
 @dataclass(frozen=True)
@@ -149,12 +167,15 @@ class LLMClient:
     def model(self) -> str:
         return self.settings.model
 
-    def _request(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str) -> str:
+    def _request(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
+                 max_tokens: int | None = None) -> tuple[str, dict[str, int]]:
         kwargs: dict[str, Any] = {
             "model": self.settings.model,
             "messages": messages,
             "temperature": self.settings.temperature,
         }
+        if max_tokens:
+            kwargs["max_tokens"] = max_tokens
         if schema is not None and self._structured:
             kwargs["response_format"] = {
                 "type": "json_schema",
@@ -179,17 +200,35 @@ class LLMClient:
         message = choices[0].message
         if getattr(message, "refusal", None):
             raise LLMError(f"the model refused: {message.refusal}")
-        return message.content or ""
+        usage = getattr(completion, "usage", None)
+        counts = {key: int(getattr(usage, key, 0) or 0) for key in ("prompt_tokens", "completion_tokens")} if usage else {}
+        return message.content or "", counts
 
     def chat_json(self, messages: list[dict[str, str]], schema: dict[str, Any] | None = None,
                   name: str = "answer") -> Any:
         """Send ``messages`` and return the parsed JSON reply, retrying what is worth retrying."""
-        last = ""
+        return self.chat_reply(messages, schema, name).value
+
+    def chat_reply(self, messages: list[dict[str, str]], schema: dict[str, Any] | None = None,
+                   name: str = "answer", *, parse: Callable[[str], Any] = parse_json_reply,
+                   max_tokens: int | None = None) -> JSONReply:
+        """Like :meth:`chat_json`, keeping the raw text and the token usage of every try.
+
+        ``parse`` turns the reply text into the value (raising ValueError when it cannot); an
+        unparseable reply is retried like a transport error, and the last one travels in the error.
+        """
+        last, last_text = "", ""
+        errors: list[str] = []
+        usage = {"prompt_tokens": 0, "completion_tokens": 0}
         attempts = max(1, self.settings.attempts)
         for attempt in range(1, attempts + 1):
             wait: float | None = None
             try:
-                return parse_json_reply(self._request(messages, schema, name))
+                text, counts = self._request(messages, schema, name, max_tokens)
+                for key, value in counts.items():
+                    usage[key] = usage.get(key, 0) + value
+                last_text = text
+                return JSONReply(parse(text), text, usage, attempt, errors)
             except _RETRYABLE as exc:
                 last = _describe_error(exc)
                 wait = retry_after(exc)
@@ -199,6 +238,7 @@ class LLMClient:
                 raise LLMError(f"{_describe_error(exc)}: {getattr(exc, 'message', exc)}") from exc
             except openai.APIError as exc:  # e.g. a 200 whose body is not JSON (broken proxy)
                 last = f"unusable response from the endpoint ({exc.__class__.__name__})"
+            errors.append(last)
             if attempt == attempts:
                 break
             delay = min(self.settings.max_backoff, self.settings.backoff * 2 ** (attempt - 1))
@@ -207,7 +247,7 @@ class LLMClient:
                 delay = min(self.settings.max_backoff, max(delay, wait))
             log.info("LLM attempt %d/%d failed (%s); retrying in %.2fs", attempt, attempts, last, delay)
             self._sleep(delay)
-        raise LLMError(f"{last} (gave up after {attempts} attempt{'s' if attempts > 1 else ''})")
+        raise LLMError(f"{last} (gave up after {attempts} attempt{'s' if attempts > 1 else ''})", reply=last_text)
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[tuple[T, R | None, Exception | None]]:
         """Run ``fn`` over ``items`` with at most ``concurrency`` in flight; yield as each finishes.
