@@ -199,3 +199,24 @@ def test_a_draft_is_reviewed_and_exported_like_any_other_game(tmp_path, django_u
     call_command("export", "--format", "whodunitbench", "--out", str(out), "--game", game.slug, verbosity=0)
     exported = json.loads(next(out.rglob("env_p_all.json")).read_text())
     assert "Who killed Lord Wynn?" in json.dumps(exported, ensure_ascii=False)
+
+
+def test_chinese_quotes_are_found_across_width_and_spacing():
+    from synthesis.assemble import answer_index, locate
+    from synthesis.prompts import build
+
+    script = "我是管家。晚上８点50分，我在书房给老爷倒了白兰地（Brandy）。"
+    start, end = locate(script, "晚上8点50分, 我在书房给老爷倒了白兰地")
+    assert script[start:end] == "晚上８点50分，我在书房给老爷倒了白兰地"
+    assert locate(script, "我在厨房") is None
+    assert answer_index("B.", ["a. 书房", "b. 厨房"]) == 1 and answer_index("厨房", ["书房", "厨房"]) == 1
+    messages = build("character", "zh", [("outline", {"title": "松风"}), ("character", "许可")])
+    assert "第一人称" in messages[0]["content"] and "## 要写的角色\n许可" in messages[1]["content"]
+
+
+def test_bracketed_pictures_in_both_languages():
+    from synthesis.stages import bracketed_pictures
+
+    found = bracketed_pictures([{"name": "许可", "back": "我烧掉了收据【药铺收据：生草乌三十克】。然后[a floor plan of the inn]走了。"}])
+    assert [(p["index"], p["owner"], p["description"]) for p in found] == [
+        (1, "许可", "药铺收据：生草乌三十克"), (2, "许可", "a floor plan of the inn")]
