@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "evaluation",
     "generation",
     "review",
+    "playlogs",
     "labelstudio",
 ]
 

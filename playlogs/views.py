@@ -1,0 +1,109 @@
+"""Session pages under ``/g/<slug>/sessions/``: the list, and the turn-by-turn annotation page
+with its JSON endpoints (save, suggest, review transitions). Logic lives in services/assist."""
+from __future__ import annotations
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_POST
+
+from review import permissions, states
+
+from . import assist, services
+from .export import gold_annotation
+from .models import Session, Turn, TurnAnnotation
+from .vocab import EMOTION_LABELS_ZH, EMOTIONS
+
+
+def _session(request: HttpRequest, slug: str, pk: int, action: str = "view") -> tuple[Session, str]:
+    game, role = permissions.game_for(request.user, slug, action)
+    return get_object_or_404(Session, game=game, pk=pk), role
+
+
+def _payload(a: TurnAnnotation | None) -> dict | None:
+    if a is None:
+        return None
+    return {"id": a.pk, "triplets": a.triplets, "face": a.face, "tone": a.tone, "suspicions": a.suspicions,
+            "version": a.version, "status": a.status, "source": a.source,
+            "annotator": a.annotator.username if a.annotator else None}
+
+
+@login_required
+def session_list(request: HttpRequest, slug: str) -> HttpResponse:
+    game, role = permissions.game_for(request.user, slug)
+    sessions = Session.objects.filter(game=game).prefetch_related("players", "turns")
+    return render(request, "playlogs/session_list.html", {"game": game, "sessions": sessions, "role": role})
+
+
+@login_required
+def session_annotate(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    session, role = _session(request, slug, pk)
+    turns = list(session.turns.select_related("speaker").prefetch_related("annotations__annotator"))
+    data = {
+        "players": session.player_names(),
+        "actions": list(session.vocabulary.actions),
+        "emotions": list(EMOTIONS), "emotionsZh": EMOTION_LABELS_ZH,
+        "turns": [{"index": t.index, "speaker": t.speaker.name if t.speaker else None, "label": t.speaker_label,
+                   "text": t.text, "phase": t.phase,
+                   "mine": _payload(next((a for a in t.annotations.all() if a.annotator_id == request.user.pk), None)),
+                   "reference": _payload(gold_annotation(list(t.annotations.all())))} for t in turns],
+        "canReview": permissions.has_role(role, permissions.REVIEWER),
+    }
+    return render(request, "playlogs/annotate.html", {"game": session.game, "session": session, "role": role,
+                                                      "data": data})
+
+
+def _json_body(request: HttpRequest) -> dict:
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise services.AnnotationError("The request body must be a JSON object.")
+    return body
+
+
+@login_required
+@require_POST
+def turn_save(request: HttpRequest, slug: str, pk: int, index: int) -> JsonResponse:
+    session, _ = _session(request, slug, pk)
+    turn = get_object_or_404(Turn, session=session, index=index)
+    try:
+        body = _json_body(request)
+        source = body.get("source") if body.get("source") in TurnAnnotation.Source.values else TurnAnnotation.Source.HUMAN
+        saved = services.save_annotation(turn, request.user, body, expected_version=body.get("version"), source=source)
+    except services.AnnotationError as exc:
+        status = 409 if "version" in str(exc) or "reload" in str(exc) else 400
+        return JsonResponse({"error": str(exc)}, status=status)
+    except PermissionDenied as exc:
+        return JsonResponse({"error": str(exc) or "Your role does not allow this."}, status=403)
+    return JsonResponse({"annotation": _payload(saved)})
+
+
+@login_required
+@require_POST
+def turn_suggest(request: HttpRequest, slug: str, pk: int, index: int) -> JsonResponse:
+    session, _ = _session(request, slug, pk, "create")
+    turn = get_object_or_404(Turn.objects.select_related("speaker", "session"), session=session, index=index)
+    try:
+        previous = _json_body(request).get("previous") or {}
+    except services.AnnotationError as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    return JsonResponse({"suggestion": assist.suggest(turn, previous)})
+
+
+@login_required
+@require_POST
+def annotation_transition(request: HttpRequest, slug: str, pk: int, ann: int, action: str) -> JsonResponse:
+    session, _ = _session(request, slug, pk)
+    annotation = get_object_or_404(TurnAnnotation, turn__session=session, pk=ann)
+    try:
+        body = _json_body(request)
+        done = services.transition(annotation, action, request.user, reason=body.get("reason", ""),
+                                   expected_version=body.get("version"))
+    except (states.TransitionError, services.AnnotationError) as exc:
+        return JsonResponse({"error": str(exc)}, status=409 if isinstance(exc, states.StaleVersion) else 400)
+    return JsonResponse({"annotation": _payload(done)})
