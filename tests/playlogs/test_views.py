@@ -1,0 +1,48 @@
+"""The session pages and their JSON endpoints: roles, validation, version conflicts."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from annotate.models import Membership
+from playlogs.models import TurnAnnotation
+
+pytestmark = pytest.mark.django_db
+
+
+def post(client, url, body):
+    return client.post(url, json.dumps(body), content_type="application/json")
+
+
+def test_pages_and_endpoints(client, transcript, member, django_user_model, no_llm):
+    anna = member(transcript)
+    base = f"/g/{transcript.game.slug}/sessions/{transcript.pk}/"
+    client.force_login(django_user_model.objects.create_user("otto"))
+    assert client.get(base).status_code == 404
+    assert post(client, f"{base}turns/1/", {"triplets": []}).status_code == 404
+    client.force_login(anna)
+    listing = client.get(f"/g/{transcript.game.slug}/sessions/")
+    assert listing.status_code == 200 and transcript.title in listing.content.decode()
+    page = client.get(base)
+    assert page.status_code == 200 and "pl-heat" in page.content.decode()
+    assert page.context["data"]["actions"] == ["support", "suspect", "accuse_as_murderer"]
+    body = {"triplets": [["小红", "suspect", "林管家"]], "face": "fear", "suspicions": {"小红": ["林管家"]}, "version": None}
+    saved = post(client, f"{base}turns/1/", body)
+    assert saved.status_code == 200 and saved.json()["annotation"]["version"] == 1
+    stale = post(client, f"{base}turns/1/", {**body, "face": "sad", "version": None})
+    assert stale.status_code == 409 and "reload" in stale.json()["error"]
+    bad = post(client, f"{base}turns/1/", {**body, "face": "bored", "version": 1})
+    assert bad.status_code == 400 and "face 'bored'" in bad.json()["error"]
+    assert TurnAnnotation.objects.get(annotator=anna).face == "fear"
+    suggestion = post(client, f"{base}turns/1/suggest/", {"previous": {}})
+    assert suggestion.json()["suggestion"]["triplets"] == [["小红", "suspect", "林管家"]]
+    ann = TurnAnnotation.objects.get(annotator=anna)
+    approve = post(client, f"{base}annotations/{ann.pk}/approve/", {"version": 1})
+    assert approve.status_code == 400 and "reviewer" in approve.json()["error"]
+    submit = post(client, f"{base}annotations/{ann.pk}/submit/", {"version": 1})
+    assert submit.status_code == 200 and submit.json()["annotation"]["status"] == "submitted"
+    rita = member(transcript, Membership.Role.REVIEWER, "rita")
+    client.force_login(rita)
+    assert post(client, f"{base}annotations/{ann.pk}/approve/", {"version": 1}).status_code == 409  # stale
+    assert post(client, f"{base}annotations/{ann.pk}/approve/", {"version": 2}).json()["annotation"]["status"] == "approved"
