@@ -1,6 +1,7 @@
 """Fixtures of the played-session tests: own-made logs in fixtures/playlogs and users with roles."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from playlogs.models import Session
 from playlogs.readers import read_log
 
 LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "playlogs"
+ANCHORS = Path(os.environ.get("CASEBOOK_ANCHORS", Path(__file__).resolve().parents[3] / "shared" / "anchors")).resolve()
 PASSWORD = "correct horse battery"
 
 
@@ -54,3 +56,15 @@ def llm_server(settings):
 def no_llm(settings):
     settings.OPENAI_API_KEY = ""
     return settings
+
+
+@pytest.fixture(scope="session")
+def whodunitbench_anchor() -> Path:
+    """The real WhodunitBench folders; missing is a failure under CI=true, a skip elsewhere."""
+    path = ANCHORS / "whodunitbench" / "Dataset"
+    if not (path / "DI7MI_2").is_dir():
+        message = f"real WhodunitBench agent logs not found at {path} (set CASEBOOK_ANCHORS)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path

@@ -3,6 +3,7 @@ whole, and exporting per-turn belief matrices (Eq. 15) in JSONL and the ONUW lay
 from __future__ import annotations
 
 import json
+from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -148,3 +149,14 @@ def test_export_has_belief_matrices_per_turn_and_the_onuw_layout(onuw, tmp_path)
     lines = files[0].read_text(encoding="utf-8").splitlines()
     assert len(lines) == 3 and json.loads(lines[0])["belief_matrix"] == rows[0]["belief_matrix"]
     assert json.loads(files[1].read_text(encoding="utf-8"))["messages"][0]["agent_name"] == "player2"
+
+
+def test_a_real_discussion_goes_from_import_to_a_scored_model(whodunitbench_anchor, tmp_path):
+    """Done-when path on real data: import DI7MI_2, export with belief matrices, score a baseline."""
+    session = import_from(whodunitbench_anchor / "DI7MI_2", 1)
+    write_sessions([session], tmp_path / "export")
+    call_command("evaluate", str(tmp_path / "export"), "--format", "sessions", "--model", "baseline:lexical",
+                 "--out", str(tmp_path / "report"), "--no-progress", "--no-charts", stdout=StringIO())
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["questions"] == session.turns.count()
+    assert summary["belief"]["unparseable"] == 0 and 0 <= summary["belief"]["mae"] <= 1
