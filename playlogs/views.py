@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
 
+from casebook.interchange import Status
 from review import permissions, states
 
 from . import assist, services
@@ -42,6 +43,7 @@ def session_list(request: HttpRequest, slug: str) -> HttpResponse:
 def session_annotate(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     session, role = _session(request, slug, pk)
     turns = list(session.turns.select_related("speaker").prefetch_related("annotations__annotator"))
+    reviewer = permissions.has_role(role, permissions.REVIEWER)
     data = {
         "players": session.player_names(),
         "actions": list(session.vocabulary.actions),
@@ -49,8 +51,10 @@ def session_annotate(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "turns": [{"index": t.index, "speaker": t.speaker.name if t.speaker else None, "label": t.speaker_label,
                    "text": t.text, "phase": t.phase,
                    "mine": _payload(next((a for a in t.annotations.all() if a.annotator_id == request.user.pk), None)),
-                   "reference": _payload(gold_annotation(list(t.annotations.all())))} for t in turns],
-        "canReview": permissions.has_role(role, permissions.REVIEWER),
+                   "reference": _payload(gold_annotation(list(t.annotations.all()))),
+                   "others": [_payload(a) for a in t.annotations.all() if reviewer and a.annotator_id
+                              and a.annotator_id != request.user.pk and a.status != Status.DRAFT]} for t in turns],
+        "canReview": reviewer,
     }
     return render(request, "playlogs/annotate.html", {"game": session.game, "session": session, "role": role,
                                                       "data": data})

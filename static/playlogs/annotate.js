@@ -44,7 +44,7 @@
       ? `Reference (${t.reference.source}${t.reference.annotator ? " by " + t.reference.annotator : ""}): ` +
         (t.reference.triplets.map((x) => x.join(" ")).join("; ") || "no triplets") : "";
     $("#pl-submit").disabled = !(t.mine && ["draft", "rejected"].includes(t.mine.status));
-    renderForm();
+    renderOthers(t); renderForm();
   }
   function renderForm() {
     const t = data.turns[cur];
@@ -94,6 +94,27 @@
     $("#pl-legend").innerHTML = P.map((p, k) => `<li><i style="background:${COLORS[k % COLORS.length]}"></i>${p}</li>`).join("");
   }
 
+  // Reviewers: others' submitted / approved / rejected annotations with the state-machine actions.
+  const ACTIONS = { submitted: ["approve", "reject"], approved: ["reopen"], rejected: [] };
+  function renderOthers(t) {
+    const list = $("#pl-others"); list.innerHTML = "";
+    $("#pl-review").hidden = !(data.canReview && t.others.length);
+    t.others.forEach((a, k) => {
+      const li = document.createElement("li");
+      li.textContent = `${a.annotator} · ${a.status} · ${a.triplets.map((x) => x.join(" ")).join("; ") || "no triplets"} · face ${a.face || "—"} · tone ${a.tone || "—"} `;
+      (ACTIONS[a.status] || []).forEach((action) => {
+        const b = document.createElement("button"); b.type = "button"; b.textContent = action; b.dataset.action = action;
+        b.onclick = async () => {
+          const reason = action === "approve" ? "" : window.prompt(`Why ${action}? (the annotator sees this)`);
+          if (reason === null) return;
+          try { t.others[k] = (await post(`${base}annotations/${a.id}/${action}/`, { version: a.version, reason })).annotation; message(`${action}: done.`); renderOthers(t); }
+          catch (e) { message(e.message, true); }
+        };
+        li.appendChild(b);
+      });
+      list.appendChild(li);
+    });
+  }
   function edited() { source = "human"; renderForm(); }
   function toggle(who, x) {
     const state = stateAfter(cur); const s = (state[who] || []).slice();

@@ -43,3 +43,34 @@ def test_annotate_one_turn_with_the_keyboard(page, live_server, django_user_mode
     page.wait_for_selector("#pl-msg:has-text('heuristic')")
     assert "Alice · support · 小红" in page.inner_text("#pl-triplets")
     assert page.inner_text(heat) == "1.00"  # 小红's suspicion carries forward to later turns
+
+
+def test_reviewer_approves_a_submitted_turn_annotation(browser, live_server, django_user_model):
+    from annotate.models import Membership
+    from playlogs import services
+
+    session = load("transcript.csv", "csv")
+    anna = django_user_model.objects.create_user("anna", password=PASSWORD)
+    rita = django_user_model.objects.create_user("rita", password=PASSWORD)
+    Membership.objects.create(user=anna, game=session.game, role=Membership.Role.ANNOTATOR)
+    Membership.objects.create(user=rita, game=session.game, role=Membership.Role.REVIEWER)
+    turn = session.turns.get(index=1)
+    mine = services.save_annotation(turn, anna, {"triplets": [["小红", "suspect", "林管家"]]}, expected_version=None)
+    services.transition(mine, "submit", anna)
+    context = browser.new_context(locale="en-US")
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", "rita")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+    page.goto(f"{live_server.url}/g/{session.game.slug}/sessions/{session.pk}/")
+    assert page.locator("#pl-review").is_hidden()  # turn 1 has nothing to review
+    page.keyboard.press("ArrowRight")
+    assert "anna · submitted" in page.inner_text("#pl-others")
+    page.click("#pl-others button[data-action=approve]")
+    page.wait_for_selector("#pl-others:has-text('anna · approved')")
+    context.close()
+    mine.refresh_from_db()
+    assert mine.status == "approved" and mine.reviewer == rita

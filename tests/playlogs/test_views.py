@@ -22,6 +22,7 @@ def test_pages_and_endpoints(client, transcript, member, django_user_model, no_l
     assert client.get(base).status_code == 404
     assert post(client, f"{base}turns/1/", {"triplets": []}).status_code == 404
     client.force_login(anna)
+    assert client.get(base).context["data"]["turns"][1]["others"] == []
     listing = client.get(f"/g/{transcript.game.slug}/sessions/")
     assert listing.status_code == 200 and transcript.title in listing.content.decode()
     page = client.get(base)
@@ -44,5 +45,7 @@ def test_pages_and_endpoints(client, transcript, member, django_user_model, no_l
     assert submit.status_code == 200 and submit.json()["annotation"]["status"] == "submitted"
     rita = member(transcript, Membership.Role.REVIEWER, "rita")
     client.force_login(rita)
+    others = client.get(base).context["data"]["turns"][1]["others"]
+    assert [(o["annotator"], o["status"]) for o in others] == [("anna", "submitted")]  # reviewers see submitted work
     assert post(client, f"{base}annotations/{ann.pk}/approve/", {"version": 1}).status_code == 409  # stale
     assert post(client, f"{base}annotations/{ann.pk}/approve/", {"version": 2}).json()["annotation"]["status"] == "approved"
