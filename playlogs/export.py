@@ -46,7 +46,8 @@ def turn_rows(session: Session, include_drafts: bool = False) -> Iterator[dict[s
             "game": session.game.slug, "session": session.pk, "session_title": session.title,
             "session_type": session.session_type, "turn": turn.index,
             "speaker": turn.speaker.name if turn.speaker else None, "speaker_label": turn.speaker_label,
-            "text": turn.text, "phase": turn.phase, "visible_to": turn.visible_to, "timestamp": turn.timestamp,
+            "text": turn.text, "phase": turn.phase, "log_turn": turn.extra.get("turn"),
+            "visible_to": turn.visible_to, "timestamp": turn.timestamp,
             "players": names, "true_roles": {p.name: p.true_role for p in players},
             "triplets": gold.triplets if gold else [], "face": gold.face if gold else "", "tone": gold.tone if gold else "",
             "suspicions": {n: list(state.get(n, [])) for n in names},
@@ -66,7 +67,8 @@ def onuw_log(session: Session, include_drafts: bool = False) -> dict[str, Any]:
         guesses = {subject: {obj: (role_name if obj in row["suspicions"][subject] else f"Not{role_name}")
                              for obj in row["players"] if obj != subject} for subject in row["players"]}
         messages.append({
-            "agent_name": row["speaker"] or row["speaker_label"], "content": row["text"], "turn": row["turn"],
+            "agent_name": row["speaker"] or row["speaker_label"], "content": row["text"],
+            "turn": row["turn"] if row["log_turn"] is None else row["log_turn"],
             "tone": row["tone"], "face": row["face"], "sp_actions": row["triplets"] or None,
             "guesses": guesses if row["annotation"] else None, "timestamp": row["timestamp"],
             "visible_to": row["visible_to"] or "all", "msg_type": "text", "belief_matrix": row["belief_matrix"],

@@ -129,7 +129,7 @@ def read_onuw(data: Any, title: str, type_key: str = "onuw") -> ParsedSession:
                 extra={"guesses": guesses} if guesses else {})
         timestamp = msg.get("timestamp")
         parsed.turns.append(ParsedTurn(
-            speaker=speaker, speaker_label=speaker, text=msg["content"], phase=str(msg.get("turn", "")),
+            speaker=speaker, speaker_label=speaker, text=msg["content"], phase=str(msg.get("phase") or ""),
             visible_to=_visible(msg.get("visible_to")), timestamp=timestamp if isinstance(timestamp, int) else None,
             extra={k: msg[k] for k in ("belief", "strategy", "thought", "msg_type", "turn") if msg.get(k) not in (None, "")},
             annotation=annotation))

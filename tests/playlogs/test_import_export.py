@@ -141,6 +141,7 @@ def test_export_has_belief_matrices_per_turn_and_the_onuw_layout(onuw, tmp_path)
     assert rows[0]["suspicion_toward"] == {"player1": 2.0, "player2": 1.0, "player3": 0.0}
     log = onuw_log(onuw)
     assert log["roles"]["player1"] == "Werewolf"
+    assert [m["turn"] for m in log["messages"]] == [1, 2, 3]  # the log's own turn numbers survive
     back = read_onuw(log, "again")  # the ONUW layout reads back with the same suspicions
     assert not back.errors
     assert suspects_from_guesses(log["messages"][0]["guesses"], "werewolf") == rows[0]["suspicions"]
