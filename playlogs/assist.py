@@ -112,16 +112,17 @@ def llm_messages(turn: Turn, context_turns: int = 6) -> list[dict[str, str]]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def llm_suggestion(turn: Turn, client=None) -> dict[str, Any]:
-    """Ask the configured endpoint; invalid pieces of the reply are dropped, never saved."""
-    from generation.llm import LLMClient
-
-    client = client or LLMClient()
-    reply = client.chat_json(llm_messages(turn), SCHEMA, name="turn_annotation")
+def llm_context(turn: Turn) -> dict[str, Any]:
+    """Everything the LLM call needs, read from the database up front (so calls can run in threads)."""
     session = turn.session
-    names = set(session.player_names())
-    actions = set(session.vocabulary.actions)
-    speaker = turn.speaker.name if turn.speaker else None
+    return {"messages": llm_messages(turn), "names": set(session.player_names()),
+            "actions": set(session.vocabulary.actions), "speaker": turn.speaker.name if turn.speaker else None}
+
+
+def llm_suggestion_from(context: dict[str, Any], client) -> dict[str, Any]:
+    """Ask the endpoint; invalid pieces of the reply are dropped, never saved. No database access."""
+    reply = client.chat_json(context["messages"], SCHEMA, name="turn_annotation")
+    names, actions, speaker = context["names"], context["actions"], context["speaker"]
     reply = reply if isinstance(reply, dict) else {}
     triplets = [[speaker, t.get("action"), t.get("object")] for t in reply.get("triplets") or [] if isinstance(t, dict)
                 and speaker and t.get("action") in actions and t.get("object") in names]
@@ -129,6 +130,13 @@ def llm_suggestion(turn: Turn, client=None) -> dict[str, Any]:
                   for s in reply.get("suspicions") or [] if isinstance(s, dict) and s.get("player") in names}
     emotion = {k: reply.get(k) if reply.get(k) in EMOTIONS else "" for k in ("face", "tone")}
     return {"triplets": triplets, **emotion, "suspicions": suspicions, "source": "llm", "model": client.model}
+
+
+def llm_suggestion(turn: Turn, client=None) -> dict[str, Any]:
+    """The configured LLM's proposal for one turn."""
+    from generation.llm import LLMClient
+
+    return llm_suggestion_from(llm_context(turn), client or LLMClient())
 
 
 def suggest(turn: Turn, previous: dict[str, list[str]] | None = None) -> dict[str, Any]:

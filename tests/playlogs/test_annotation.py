@@ -124,3 +124,24 @@ def test_agreement_between_two_annotators(transcript, member):
     call_command("agreement", transcript.game.slug, "--sessions", stdout=out)
     text = out.getvalue()
     assert "anna (reference) vs bob: 2 turns" in text and "F1 40.0%" in text and "precision 33.3%" in text
+
+
+def test_suggest_session_prefills_drafts_with_progress(transcript, member, llm_server):
+    from io import StringIO
+
+    anna = member(transcript)
+    services.save_annotation(transcript.turns.get(index=0), anna, {"face": "sad"}, expected_version=None)
+    llm_server.reply = json.dumps({"triplets": [], "face": "neutral", "tone": "neutral",
+                                   "suspicions": [{"player": "Alice", "suspects": ["林管家"]}]})
+    out = StringIO()
+    call_command("suggest_session", str(transcript.pk), "--as", "anna", stdout=out)
+    assert "2/2 turns" in out.getvalue() and "2 drafts pre-filled by the LLM" in out.getvalue()
+    drafts = TurnAnnotation.objects.filter(annotator=anna).order_by("turn__index")
+    assert [d.source for d in drafts] == ["human", "llm", "llm"]  # the existing annotation was left alone
+    assert drafts[1].suspicions == {"Alice": ["林管家"]} and drafts[1].status == Status.DRAFT
+    outsider_out = StringIO()
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match="not a member"):
+        member(transcript, name="bob").memberships.all().delete()
+        call_command("suggest_session", str(transcript.pk), "--as", "bob", stdout=outsider_out)
