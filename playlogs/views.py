@@ -7,7 +7,7 @@ import json
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from casebook.interchange import Status
@@ -15,8 +15,10 @@ from review import permissions, states
 
 from . import assist, services
 from .export import gold_annotation
+from .importer import import_session
 from .models import Session, Turn, TurnAnnotation
-from .vocab import EMOTION_LABELS_ZH, EMOTIONS
+from .readers import LogError, read_log
+from .vocab import EMOTION_LABELS_ZH, EMOTIONS, SESSION_TYPES
 
 
 def _session(request: HttpRequest, slug: str, pk: int, action: str = "view") -> tuple[Session, str]:
@@ -32,11 +34,48 @@ def _payload(a: TurnAnnotation | None) -> dict | None:
             "annotator": a.annotator.username if a.annotator else None}
 
 
+UPLOAD_FORMATS = ("onuw", "csv", "jsonl")  # a WhodunitBench run is a folder: manage.py import_session
+
+
 @login_required
 def session_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """The game's sessions; members who may create items can upload a log here (all or nothing)."""
     game, role = permissions.game_for(request.user, slug)
+    errors: list[str] = []
+    if request.method == "POST":
+        permissions.require(request.user, game, "create")
+        upload = request.FILES.get("log")
+        fmt = request.POST.get("format", "")
+        type_key = request.POST.get("session_type") or None
+        if upload is None or fmt not in UPLOAD_FORMATS or (type_key and type_key not in SESSION_TYPES):
+            errors = ["Choose a log file, its format (ONUW JSON, CSV or JSONL) and a session type."]
+        else:
+            errors = _import_upload(upload, fmt, type_key, request.POST.get("title", ""), game)
+            if not errors:
+                session = Session.objects.filter(game=game).latest("pk")
+                return redirect("playlogs:session_annotate", slug=game.slug, pk=session.pk)
     sessions = Session.objects.filter(game=game).prefetch_related("players", "turns")
-    return render(request, "playlogs/session_list.html", {"game": game, "sessions": sessions, "role": role})
+    return render(request, "playlogs/session_list.html", {
+        "game": game, "sessions": sessions, "role": role, "errors": errors, "formats": UPLOAD_FORMATS,
+        "types": SESSION_TYPES, "can_import": permissions.can(request.user, game, "create", role=role)})
+
+
+def _import_upload(upload, fmt: str, type_key: str | None, title: str, game) -> list[str]:
+    """Read the uploaded file with the same readers as the command; the errors, or [] when imported."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Path(upload.name).name
+        with path.open("wb") as fh:
+            for chunk in upload.chunks():
+                fh.write(chunk)
+        parsed = read_log(path, fmt, title=title.strip() or path.stem, type_key=type_key)
+    try:
+        import_session(parsed, game=game)
+    except LogError as exc:
+        return exc.errors
+    return []
 
 
 @login_required

@@ -49,3 +49,37 @@ def test_pages_and_endpoints(client, transcript, member, django_user_model, no_l
     assert [(o["annotator"], o["status"]) for o in others] == [("anna", "submitted")]  # reviewers see submitted work
     assert post(client, f"{base}annotations/{ann.pk}/approve/", {"version": 1}).status_code == 409  # stale
     assert post(client, f"{base}annotations/{ann.pk}/approve/", {"version": 2}).json()["annotation"]["status"] == "approved"
+
+
+def test_real_whodunitbench_session_page(client, whodunitbench_anchor, django_user_model):
+    from django.core.management import call_command
+
+    from playlogs.models import Session
+
+    call_command("import_session", str(whodunitbench_anchor / "DI7MI_2"), "--format", "whodunitbench")
+    session = Session.objects.latest("pk")
+    client.force_login(django_user_model.objects.create_superuser("root"))
+    data = client.get(f"/g/{session.game.slug}/sessions/{session.pk}/").context["data"]
+    assert len(data["players"]) == session.players.count() and len(data["turns"]) == session.turns.count()
+    votes = [t for t in data["turns"] if t["phase"] == "vote"]
+    assert votes and all(t["reference"]["source"] == "imported" for t in votes if t["reference"])
+
+
+def test_upload_a_log_on_the_session_list(client, transcript, member):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from playlogs.models import Session
+
+    from .conftest import LOGS
+
+    client.force_login(member(transcript))
+    url = f"/g/{transcript.game.slug}/sessions/"
+    bad = SimpleUploadedFile("bad.csv", "speaker,text\n小红,\n".encode())
+    page = client.post(url, {"log": bad, "format": "csv", "title": "bad"})
+    assert page.status_code == 200 and "line 2: text missing or empty" in page.content.decode()
+    assert Session.objects.count() == 1
+    good = SimpleUploadedFile("onuw.json", (LOGS / "onuw_small.json").read_bytes())
+    page = client.post(url, {"log": good, "format": "onuw", "session_type": "onuw", "title": "night 1"})
+    session = Session.objects.latest("pk")
+    assert page.status_code == 302 and page["Location"].endswith(f"/sessions/{session.pk}/")
+    assert session.game == transcript.game and session.title == "night 1" and session.turns.count() == 3
