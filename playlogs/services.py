@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from casebook.interchange import Status
@@ -16,7 +16,11 @@ from .vocab import EMOTIONS, normalize_action
 
 
 class AnnotationError(ValueError):
-    """Bad annotation input or a stale version; the message is for the annotator."""
+    """Bad annotation input; the message is for the annotator."""
+
+
+class StaleAnnotation(AnnotationError):
+    """The annotation changed (or vanished) since the page was loaded."""
 
 
 def clean(turn: Turn, data: dict[str, Any]) -> dict[str, Any]:
@@ -68,12 +72,17 @@ def save_annotation(turn: Turn, user, data: dict[str, Any], *, expected_version:
     mine = TurnAnnotation.objects.select_for_update().filter(turn=turn, annotator=user).first()
     if mine is None:
         if expected_version is not None:
-            raise AnnotationError("Your annotation of this turn was deleted meanwhile; reload the page.")
-        mine = TurnAnnotation.objects.create(game=game, turn=turn, annotator=user, author=user, source=source, **fields)
+            raise StaleAnnotation("Your annotation of this turn was deleted meanwhile; reload the page.")
+        try:
+            with transaction.atomic():  # another tab may create it at the same moment
+                mine = TurnAnnotation.objects.create(game=game, turn=turn, annotator=user, author=user, source=source,
+                                                     **fields)
+        except IntegrityError:
+            raise StaleAnnotation("You already annotated this turn in another window; reload the page.") from None
         audit.record_change(game, user, mine, "create", None)
         return mine
     if expected_version != mine.version:
-        raise AnnotationError(f"This annotation was changed elsewhere (now version {mine.version}); reload and look again.")
+        raise StaleAnnotation(f"This annotation was changed elsewhere (now version {mine.version}); reload and look again.")
     permissions.require(user, game, "edit", mine)
     before = audit.snapshot_item(mine)
     for key, value in fields.items():
@@ -88,17 +97,8 @@ def save_annotation(turn: Turn, user, data: dict[str, Any], *, expected_version:
 
 def transition(annotation: TurnAnnotation, action: str, user, *, reason: str = "",
                expected_version: int | None = None) -> TurnAnnotation:
-    """Submit / withdraw / approve / reject / reopen, exactly as for the other reviewed items."""
-    with transaction.atomic():
-        locked = TurnAnnotation.objects.select_for_update().select_related("game").get(pk=annotation.pk)
-        if expected_version is not None and locked.version != expected_version:
-            raise states.StaleVersion(f"This annotation changed (now version {locked.version}); reload and look again.")
-        if action not in states.TRANSITIONS:
-            raise states.TransitionError(f"Unknown action {action!r}.")
-        problem = states._permission_problem(locked, action, user, None)
-        if problem:
-            raise states.TransitionError(problem)
-        return states._apply(locked, action, user, reason=reason)
+    """Submit / withdraw / approve / reject / reopen: the review state machine, as for every reviewed item."""
+    return states.transition(annotation, action, user, reason=reason, expected_version=expected_version)
 
 
 def is_editable(annotation: TurnAnnotation | None) -> bool:

@@ -119,8 +119,7 @@ def turn_save(request: HttpRequest, slug: str, pk: int, index: int) -> JsonRespo
         source = body.get("source") if body.get("source") in TurnAnnotation.Source.values else TurnAnnotation.Source.HUMAN
         saved = services.save_annotation(turn, request.user, body, expected_version=body.get("version"), source=source)
     except services.AnnotationError as exc:
-        status = 409 if "version" in str(exc) or "reload" in str(exc) else 400
-        return JsonResponse({"error": str(exc)}, status=status)
+        return JsonResponse({"error": str(exc)}, status=409 if isinstance(exc, services.StaleAnnotation) else 400)
     except PermissionDenied as exc:
         return JsonResponse({"error": str(exc) or "Your role does not allow this."}, status=403)
     return JsonResponse({"annotation": _payload(saved)})
