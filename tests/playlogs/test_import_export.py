@@ -14,7 +14,7 @@ from playlogs.export import onuw_log, turn_rows, write_sessions
 from playlogs.models import Session, TurnAnnotation
 from playlogs.readers import read_csv, read_jsonl, read_log, read_onuw
 
-from .conftest import load
+from .conftest import LOGS, load
 
 pytestmark = pytest.mark.django_db
 
@@ -161,3 +161,20 @@ def test_a_real_discussion_goes_from_import_to_a_scored_model(whodunitbench_anch
     summary = json.loads((tmp_path / "report" / "summary.json").read_text(encoding="utf-8"))
     assert summary["questions"] == session.turns.count()
     assert summary["belief"]["unparseable"] == 0 and 0 <= summary["belief"]["mae"] <= 1
+
+
+def test_commands_refuse_bad_requests_clearly(onuw, tmp_path, django_user_model):
+    with pytest.raises(CommandError, match="does not exist"):
+        call_command("import_session", str(tmp_path / "missing.json"), "--format", "onuw")
+    with pytest.raises(CommandError, match="No game with slug 'nope'"):
+        call_command("import_session", str(LOGS / "transcript.csv"), "--format", "csv", "--game", "nope")
+    with pytest.raises(CommandError, match="No game with slug nope"):
+        call_command("export_sessions", "--out", str(tmp_path), "--game", "nope")
+    django_user_model.objects.create_user("anna")
+    with pytest.raises(CommandError, match="not a member"):
+        call_command("export_sessions", "--out", str(tmp_path / "x"), "--as", "anna")
+    assert not (tmp_path / "x").exists()  # refused before anything was written
+    out = StringIO()
+    call_command("export_sessions", "--out", str(tmp_path / "ok"), "--game", onuw.game.slug, stdout=out)
+    assert "Exported 1 sessions (2 files)" in out.getvalue()
+    assert (tmp_path / "ok" / onuw.game.slug / f"session-{onuw.pk}.onuw.json").is_file()
