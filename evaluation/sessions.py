@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from casebook.belief import belief_matrix, normalize_rows, row_cross_entropy
 from evaluation.client import ChatClient, ChatRequest, run_blocking
 from evaluation.config import ConfigError, EvalConfig
 from evaluation.scoring import ResultRow, aggregate, mean_std
-from playlogs.belief import belief_matrix, normalize_rows, row_cross_entropy
 
 __all__ = ["SessionTurn", "load_turns", "parse_beliefs", "run_sessions", "score_turn"]
 

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from casebook.belief import belief_matrix, suspicion_toward
 from casebook.interchange import Status
 
-from .belief import belief_matrix, suspicion_toward
 from .models import Session, TurnAnnotation
 
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .belief import suspects_from_guesses
+from casebook.belief import suspects_from_guesses
+
 from .vocab import normalize_action, normalize_emotion, session_type
 
 FORMATS = ("onuw", "whodunitbench", "csv", "jsonl")

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotate.models import Game
-from playlogs.belief import belief_matrix, suspects_from_guesses, suspicion_toward
+from casebook.belief import belief_matrix, suspects_from_guesses, suspicion_toward
 from playlogs.export import onuw_log, turn_rows, write_sessions
 from playlogs.models import Session, TurnAnnotation
 from playlogs.readers import read_csv, read_jsonl, read_log, read_onuw

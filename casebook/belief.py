@@ -1,7 +1,7 @@
-"""The ground-truth belief matrix (MultiMind paper Eq. 15) and what follows from it.
+"""The ground-truth belief matrix of a played game (MultiMind paper Eq. 15) and what follows from it.
 
-Pure functions over plain lists, shared by the annotation page (live heat map), exports and the
-evaluation runner. Players are identified by name, in session order.
+Pure functions over plain lists, in core because both the sessions app (exports) and the
+evaluation runner (scoring, no database) use them. Players are identified by name, in session order.
 """
 from __future__ import annotations
 
