@@ -87,8 +87,8 @@ class TurnAnnotation(ReviewedItem):
 
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="turn_annotations")
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="annotations")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
-                                  related_name="turn_annotations")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                  related_name="turn_annotations", help_text="Empty for labels imported with the log.")
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.HUMAN)
     triplets = models.JSONField(default=list, blank=True)
     face = models.CharField(max_length=20, blank=True)

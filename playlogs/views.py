@@ -3,6 +3,8 @@ with its JSON endpoints (save, suggest, review transitions). Logic lives in serv
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -62,9 +64,6 @@ def session_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _import_upload(upload, fmt: str, type_key: str | None, title: str, game) -> list[str]:
     """Read the uploaded file with the same readers as the command; the errors, or [] when imported."""
-    import tempfile
-    from pathlib import Path
-
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / Path(upload.name).name
         with path.open("wb") as fh:
