@@ -32,7 +32,7 @@ def _payload(a: TurnAnnotation | None) -> dict | None:
     if a is None:
         return None
     return {"id": a.pk, "triplets": a.triplets, "face": a.face, "tone": a.tone, "suspicions": a.suspicions,
-            "version": a.version, "status": a.status, "source": a.source,
+            "version": a.version, "status": a.status, "source": a.source, "reason": a.reject_reason,
             "annotator": a.annotator.username if a.annotator else None}
 
 

@@ -39,7 +39,8 @@
     const t = data.turns[cur];
     $("#pl-pos").textContent = `turn ${cur + 1} / ${data.turns.length}${t.phase ? " · " + t.phase : ""}`;
     $("#pl-text").textContent = `${t.label || "?"}: ${t.text}`;
-    $("#pl-state").textContent = t.mine ? `${t.mine.status} · v${t.mine.version}` : "not annotated by you";
+    $("#pl-state").textContent = t.mine ? `${t.mine.status} · v${t.mine.version}${t.mine.reason ? " · " + t.mine.reason : ""}`
+      : "not annotated by you";
     $("#pl-reference").textContent = t.reference && t.reference !== t.mine
       ? `Reference (${t.reference.source}${t.reference.annotator ? " by " + t.reference.annotator : ""}): ` +
         (t.reference.triplets.map((x) => x.join(" ")).join("; ") || "no triplets") : "";

@@ -48,7 +48,14 @@ def test_pages_and_endpoints(client, transcript, member, django_user_model, no_l
     others = client.get(base).context["data"]["turns"][1]["others"]
     assert [(o["annotator"], o["status"]) for o in others] == [("anna", "submitted")]  # reviewers see submitted work
     assert post(client, f"{base}annotations/{ann.pk}/approve/", {"version": 1}).status_code == 409  # stale
-    assert post(client, f"{base}annotations/{ann.pk}/approve/", {"version": 2}).json()["annotation"]["status"] == "approved"
+    assert post(client, f"{base}annotations/{ann.pk}/reject/", {"version": 2}).json()["error"].startswith("Say why")
+    rejected = post(client, f"{base}annotations/{ann.pk}/reject/", {"version": 2, "reason": "林管家 is not named"})
+    assert rejected.json()["annotation"]["reason"] == "林管家 is not named"
+    client.force_login(anna)
+    assert client.get(base).context["data"]["turns"][1]["mine"]["reason"] == "林管家 is not named"
+    assert post(client, f"{base}annotations/{ann.pk}/submit/", {"version": 3}).status_code == 200  # resubmitted
+    client.force_login(rita)
+    assert post(client, f"{base}annotations/{ann.pk}/approve/", {"version": 4}).json()["annotation"]["status"] == "approved"
 
 
 def test_real_whodunitbench_session_page(client, whodunitbench_anchor, django_user_model):
