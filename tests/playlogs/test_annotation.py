@@ -145,3 +145,11 @@ def test_suggest_session_prefills_drafts_with_progress(transcript, member, llm_s
     with pytest.raises(CommandError, match="not a member"):
         member(transcript, name="bob").memberships.all().delete()
         call_command("suggest_session", str(transcript.pk), "--as", "bob", stdout=outsider_out)
+
+
+def test_offline_suggestion_uses_the_onuw_action_set(onuw):
+    turn = onuw.turns.get(index=1)  # player1: "That is a lie, player2 is the werewolf!"
+    out = assist.heuristic_suggestion(turn)
+    assert out["triplets"] == [["player1", "point_as_werewolf", "player2"]]
+    assert out["face"] == "anger" and out["suspicions"] == {"player1": ["player2"]}
+    services.clean(turn, out)  # a suggestion always passes the same validation as a person's input
