@@ -36,7 +36,7 @@ def turn_rows(session: Session, include_drafts: bool = False) -> Iterator[dict[s
     players = list(session.players.all())
     names = [p.name for p in players]
     state: dict[str, list[str]] = {}
-    turns = session.turns.select_related("speaker").prefetch_related("annotations")
+    turns = session.turns.select_related("speaker").prefetch_related("annotations__annotator")
     for turn in turns:
         gold = gold_annotation(list(turn.annotations.all()), include_drafts)
         if gold is not None:
