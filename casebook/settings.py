@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "generation",
     "review",
     "synthesis",
+    "playlogs",
     "labelstudio",
 ]
 

@@ -13,6 +13,7 @@ urlpatterns = [
     path("review/", include("review.urls")),
     path("labelstudio/", include("labelstudio.urls")),
     path("", include("synthesis.urls")),
+    path("", include("playlogs.urls")),
     path("", include("annotate.urls")),
     # Media (uploaded scans, clue images) are served by Django itself, since Casebook runs on a
     # closed network without a separate file server; only members of the file's game may read it.

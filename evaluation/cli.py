@@ -24,7 +24,7 @@ __all__ = [
 
 def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("export_dir", type=Path, help="an export directory (WellPlay or WhodunitBench layout)")
-    parser.add_argument("--format", required=True, choices=["wellplay", "whodunitbench"])
+    parser.add_argument("--format", required=True, choices=["wellplay", "whodunitbench", "sessions"])
     parser.add_argument("--model", required=True,
                         help="model name at the endpoint, or baseline:random / baseline:lexical (offline)")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
@@ -90,6 +90,10 @@ def evaluate(config: EvalConfig) -> dict[str, Any]:
         from evaluation.wellplay import run_wellplay
 
         core, rows, extra_md = run_wellplay(config, client)
+    elif config.format == "sessions":
+        from evaluation.sessions import run_sessions
+
+        core, rows, extra_md = run_sessions(config, client)
     else:
         from evaluation.whodunitbench import run_whodunitbench
 

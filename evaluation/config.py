@@ -12,7 +12,7 @@ from evaluation.prompts import DEFAULT_BUDGET, PERSPECTIVES
 
 __all__ = ["ConfigError", "EvalConfig", "DEFAULT_JUDGE_PROMPT"]
 
-FORMATS = ("wellplay", "whodunitbench")
+FORMATS = ("wellplay", "whodunitbench", "sessions")
 
 DEFAULT_JUDGE_PROMPT = """你是剧本杀推理测评的评委。请对照标准答案，评价玩家对凶手作案动机和作案手法的推理。
 You are the judge of a murder-mystery reasoning test. Compare the player's deduction of the

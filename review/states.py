@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from django.db import models, transaction
 from django.db.models import F
 
-from annotate.models import Question, ReasoningChain, Relationship
+from annotate.models import Question, ReasoningChain, Relationship, ReviewedItem
 from casebook.interchange import Status
 
 from . import audit, permissions
@@ -76,7 +76,9 @@ def _permission_problem(item, action: str, user, role: str | None) -> str | None
 
 
 def _check_shape(item) -> None:
-    if not isinstance(item, REVIEWED_MODELS):
+    # Any ReviewedItem (status/author/reviewer/version + a game) follows this machine, e.g. the
+    # turn annotations of played sessions (playlogs), without review importing those apps.
+    if not isinstance(item, ReviewedItem):
         raise TransitionError(f"{type(item).__name__} has no review state.")
 
 

@@ -15,14 +15,19 @@ class Command(BaseCommand):
         parser.add_argument("--as", dest="as_user", default="",
                             help="Check that this user holds the reviewer role in the game (for shared servers).")
         parser.add_argument("--questions", action="store_true", help="List every validated question.")
+        parser.add_argument("--sessions", action="store_true",
+                            help="Played sessions instead: triplet precision/recall/F1, face/tone kappa, suspicion sets.")
 
-    def handle(self, *args, game: str, as_user: str, questions: bool, **opts) -> None:
+    def handle(self, *args, game: str, as_user: str, questions: bool, sessions: bool = False, **opts) -> None:
         g = Game.objects.filter(slug=game).first()
         if g is None:
             raise CommandError(f"No game with slug {game!r}. Known slugs start with: "
                                + ", ".join(Game.objects.values_list("slug", flat=True)[:10]))
         permissions.command_user(as_user, g, "agreement")
         out = self.stdout
+        if sessions:
+            self._sessions(g)
+            return
         out.write(f"Agreement for {g.title} [{g.slug}]")
         rel = agreement.relationship_agreement(g)
         out.write("\nRelationship labels")
@@ -47,3 +52,20 @@ class Command(BaseCommand):
                 for q in val.questions:
                     out.write(f"  #{q.question_id} key {q.key.upper()}  {q.agreeing}/{len(q.answers)}  "
                               f"[{' '.join(q.answers)}]  {q.stem[:60]}")
+
+    def _sessions(self, game: Game) -> None:
+        from playlogs.agreement import session_agreement
+
+        def pct(value: float | None) -> str:
+            return "n/a" if value is None else f"{value:.1%}"
+
+        self.stdout.write(f"Played-session agreement for {game.title} [{game.slug}]")
+        pairs = session_agreement(game)
+        if not pairs:
+            self.stdout.write("  no turn annotated by two annotators yet")
+        for p in pairs:
+            self.stdout.write(f"\n{p.first} (reference) vs {p.second}: {p.turns} turns annotated by both")
+            self.stdout.write(f"  triplets: precision {pct(p.precision)}, recall {pct(p.recall)}, F1 {pct(p.f1)}")
+            self.stdout.write(f"  face: {p.face if p.face else 'n/a (no turn labelled by both)'}")
+            self.stdout.write(f"  tone: {p.tone if p.tone else 'n/a (no turn labelled by both)'}")
+            self.stdout.write(f"  suspicion sets identical: {pct(p.suspicion_exact)}")
