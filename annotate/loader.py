@@ -71,11 +71,11 @@ def load_game(
         return statuses is None or item.status in statuses
 
     extra = ix.unpack_key_order(row.extra)
-    victims = extra.pop("victims", None)
-    if victims is None:
-        victims = [c.name for c in sorted(
-            (c for c in row.characters.all() if c.is_victim), key=lambda c: (c.victim_position or 0, c.position)
-        )]
+    extra.pop("victims", None)  # stored by older builds; the characters' flags are the one source of truth
+    victims = [c.name for c in sorted(
+        (c for c in row.characters.all() if c.is_victim),
+        key=lambda c: (c.victim_position is None, c.victim_position or 0, c.position),
+    )]
     task_prompts = {"civilian": row.task_prompt_civilian, "murderer": row.task_prompt_murderer}
     task_prompts.update(extra.pop("task_prompts", {}))
     game = ix.Game(

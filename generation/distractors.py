@@ -21,6 +21,7 @@ from django.db.models import F
 
 from annotate.models import Game, Option, Question
 from annotate.services import audit
+from annotate.services.questions import edited_provenance
 from casebook.interchange import LETTERS, OptionOrigin, OptionReview, QuestionKind
 
 from .llm import LLMClient, LLMError
@@ -172,12 +173,16 @@ def answer_letters(options: list[Option]) -> str:
 
 
 def refresh_answer(question: Question, options: list[Option] | None = None) -> None:
-    """After options changed: answer letters recomputed, ``raw`` cleared, version + 1 (one UPDATE)."""
+    """After options changed: answer letters recomputed, ``raw`` cleared, marked edited, version + 1 (one UPDATE)."""
     if options is None:
         options = list(question.options.all())
     answer = answer_letters(options)
-    Question.objects.filter(pk=question.pk).update(answer=answer, raw="", version=F("version") + 1)
+    provenance = edited_provenance(question.provenance)
+    Question.objects.filter(pk=question.pk).update(
+        answer=answer, raw="", provenance=provenance, version=F("version") + 1
+    )
     question.answer, question.raw, question.version = answer, "", question.version + 1
+    question.provenance = provenance
 
 
 def generate_for_question(question: Question, n: int = 3, *, client: LLMClient | None = None,

@@ -3,7 +3,7 @@
 Saving bumps ``version`` with a compare-and-set UPDATE, so two tabs that loaded version 3 cannot
 both save over each other: the second gets :class:`VersionConflict` carrying the current saved
 state, and its own input is handed back untouched. Every edit clears ``raw`` so exporters render
-the question from the structured fields.
+the question from the structured fields, and marks ``provenance.edited``.
 """
 from __future__ import annotations
 
@@ -163,6 +163,8 @@ def save_question(
     question.chain_node, question.level = resolved["chain_node"], resolved["level"]
     question.status = data.status
     question.raw = ""  # edited: exporters render from the structured fields
+    if before is not None:
+        question.provenance = edited_provenance(question.provenance)
     extra = dict(question.extra or {})
     if data.kind == QuestionKind.INFERENTIAL:
         extra["premises"] = [p.strip() for p in data.premises if p.strip()]
@@ -181,6 +183,15 @@ def save_question(
     question._prefetched_objects_cache = {}
     audit.record(game, user, question, "update" if before else "create", before, snapshot(question))
     return question
+
+
+def edited_provenance(provenance: dict | None) -> dict:
+    """``provenance`` marked as edited in Casebook: validation then holds the item to the strict rules.
+
+    Every path that changes an imported question goes through this (published items keep their
+    known irregularities only while unedited; see ``exporters.validate.is_published_unedited``).
+    """
+    return {**(provenance or {}), "edited": True}
 
 
 def _replace_options(question: Question, options: list[tuple[str, bool]]) -> None:

@@ -78,6 +78,22 @@ def _raw_or(raw: Any, normalised: list[str]) -> list[str]:
     return normalised
 
 
+def _own_victims(own: Any, game: Game) -> list[str]:
+    """A character's published victims list while it still names the game's (maybe edited) victims.
+
+    Names in it that are not characters (a point-of-view name such as "my husband") map by position.
+    """
+    victims = list(game.victims)
+    if not isinstance(own, list) or len(own) != len(victims):
+        return victims
+    victim_keys = {name_key(v) for v in victims}
+    named = [game.character(str(o)) for o in own]
+    names_other_characters = any(ch is not None and name_key(ch.name) not in victim_keys for ch in named)
+    if names_other_characters or [game_victim(own, i, victims) for i in range(len(own))] != victims:
+        return victims
+    return list(own)
+
+
 def character_json(game: Game, character: Character) -> dict[str, Any]:
     """The 10-key character object, in the stored key order when known (else §4's order)."""
     meta = character.extra.get("wellplay", {})
@@ -93,7 +109,7 @@ def character_json(game: Game, character: Character) -> dict[str, Any]:
         acts_goal = goals
     else:
         acts_goal = goals or [""]
-    victims = meta.get("victims") if isinstance(meta.get("victims"), list) else list(game.victims)
+    victims = _own_victims(meta.get("victims"), game)
     killed = {(k.killer, k.victim) for k in game.kills}
     kill_by_me = [int((character.name, game_victim(victims, i, game.victims)) in killed) for i in range(len(victims))]
     stored_flags = meta.get("kill_by_me")

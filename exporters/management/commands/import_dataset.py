@@ -19,7 +19,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("path", type=Path)
         parser.add_argument("--format", required=True, choices=IMPORT_FORMATS)
-        parser.add_argument("--replace", action="store_true", help="overwrite games that exist with other content")
+        parser.add_argument(
+            "--replace", action="store_true",
+            help="make games that already exist equal to the source, even if edited in Casebook since: content "
+                 "(characters, clues, questions, options, relationships, chains, spans, review states) is "
+                 "overwritten in place, so ids, authors, audit, comments and validation answers of matching items "
+                 "survive; members, jobs and the link to the other language are kept; a warning counts the "
+                 "edited items it overwrote",
+        )
         parser.add_argument("--quiet-report", action="store_true", help="print only the summary, not each problem")
 
     def handle(self, *args, **opts) -> None:
