@@ -420,6 +420,9 @@ class _Writer:
         nodes = list(zip(rows, sources, strict=True))
         for (key, _), row in zip(wanted, rows, strict=True):
             self.nodes[key] = row
+            if key[1] in self.nodes_by_key and self.nodes_by_key[key[1]].chain_id != row.chain_id:
+                self._problem(f"chain node key '{key[1]}' is used in more than one chain",
+                              "questions and key statements citing it link to the first chain; rename one")
             self.nodes_by_key.setdefault(key[1], row)
         parent_links = []
         through = m.ChainNode.parents.through

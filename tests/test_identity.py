@@ -135,3 +135,56 @@ def test_edited_published_questions_are_held_to_the_strict_rules():
     edited = _edit_stem(row.questions.get(), "谁杀了周伯？（改）")
     assert edited.provenance["edited"] is True and edited.provenance["file"].endswith(".csv")
     assert duplicate_problems() == ["error"]
+
+
+@pytest.mark.django_db
+def test_a_question_on_the_second_chain_stays_on_the_second_chain(django_user_model):
+    """Item 5: node keys are unique per game, so a bare key cites one node."""
+    from annotate.services.chains import save_node
+
+    row = build_game(make_game(n_questions=0)).game
+    span = row.spans.first()
+    second = m.ReasoningChain.objects.create(game=row, goal="motive", position=1)
+    direct = save_node(second, None, kind="direct", text="债务", span_ids=[span.pk])
+    inferred = save_node(second, None, kind="conclusion", text="有动机", parent_ids=[direct.pk])  # chain one has c1
+    keys = list(m.ChainNode.objects.filter(chain__game=row).values_list("key", flat=True))
+    assert len(keys) == len(set(keys))
+    question = save_question(row, None, QuestionInput(
+        kind="multi_step", stem="他为什么动手？", options=[("债务", True), ("报复", False)], chain_node_id=inferred.pk,
+    ))
+    assert question.level == 1
+
+    build_game(load_game(row), replace=True)
+    assert m.Question.objects.get(pk=question.pk).chain_node_id == inferred.pk
+    copy = load_game(row)
+    copy.slug = "copy"  # the same content imported as another game
+    fresh = build_game(copy).game
+    copied = fresh.questions.get(stem="他为什么动手？")
+    assert copied.chain_node.chain.position == 1 and copied.chain_node.text == "有动机"
+
+
+@pytest.mark.django_db
+def test_imported_pool_levels_reach_the_export_of_a_new_multi_step_question(whodunitbench_anchor, tmp_path):
+    """Item 5: pool statements get parents from the k-step structure; a question on 2-step exports p-2."""
+    import json
+
+    from annotate.services.chains import chain_graph
+    from exporters.whodunitbench.reader import read_whodunitbench
+    from exporters.whodunitbench.writer import write_whodunitbench
+
+    source = next(g for g in read_whodunitbench(whodunitbench_anchor).games if g.slug == "DI7MI_2")
+    row = build_game(source).game
+    pool = row.chains.get()
+    nodes, parents, levels = chain_graph(pool)
+    node = next(n for n in nodes if n.key == "2-step.2")
+    assert levels[node.pk] == 2 and {p.key.split(".")[0] for p in node.parents.all()} == {"1-step"}
+    m.ChainNode.objects.filter(chain=pool).update(level=None)  # levels now come from the links alone
+    assert chain_graph(pool)[2][node.pk] == 2
+
+    save_question(row, None, QuestionInput(
+        kind="multi_step", stem="谁在说谎？", options=[("甲", True), ("乙", False)], chain_node_id=node.pk,
+    ))
+    write_whodunitbench([load_game(row)], tmp_path)
+    written = json.loads((tmp_path / "Dataset" / "DI7MI_2" / "env_p_all.json").read_text(encoding="utf-8"))
+    item = next(q for q in written["key_clues_questions"] if q["q"].startswith("谁在说谎？"))
+    assert item["source"] == "p-2"

@@ -45,15 +45,22 @@ def find_cycle(parents: Mapping[int, Iterable[int]]) -> list[int] | None:
     return None
 
 
-def hop_levels(kinds: Mapping[int, str], parents: Mapping[int, Iterable[int]]) -> dict[int, int | None]:
+def hop_levels(
+    kinds: Mapping[int, str], parents: Mapping[int, Iterable[int]], declared: Mapping[int, int | None] | None = None
+) -> dict[int, int | None]:
     """Longest path from a direct node to each node; ``None`` when no direct node leads there.
 
+    A declared level (``ChainNode.level``, kept from an import until the node is edited) wins: a
+    published pool says its statement is ``2-step`` even where the level below is missing.
     Assumes the graph is acyclic (it is kept so by :func:`set_parents`).
     """
     memo: dict[int, int | None] = {}
 
     def level(node: int) -> int | None:
         if node in memo:
+            return memo[node]
+        if declared and declared.get(node) is not None:
+            memo[node] = declared[node]
             return memo[node]
         if kinds.get(node) == NodeKind.DIRECT:
             memo[node] = 0
@@ -78,7 +85,7 @@ def chain_graph(chain: ReasoningChain) -> tuple[list[ChainNode], dict[int, list[
     parents: dict[int, list[int]] = {n.pk: [] for n in nodes}
     for child, parent in links:
         parents.setdefault(child, []).append(parent)
-    levels = hop_levels({n.pk: n.kind for n in nodes}, parents)
+    levels = hop_levels({n.pk: n.kind for n in nodes}, parents, {n.pk: n.level for n in nodes})
     return nodes, parents, levels
 
 
@@ -158,8 +165,9 @@ def delete_node(node: ChainNode, user=None) -> None:
 
 
 def _free_key(chain: ReasoningChain, kind: str) -> str:
+    """A node key unused in the whole game: questions and key statements cite nodes by key alone."""
     prefix = {"direct": "d", "inferred": "i", "conclusion": "c"}.get(kind, "n")
-    used = set(chain.nodes.values_list("key", flat=True))
+    used = set(ChainNode.objects.filter(chain__game_id=chain.game_id).values_list("key", flat=True))
     n = 1
     while f"{prefix}{n}" in used:
         n += 1
@@ -181,11 +189,11 @@ def level_label(level: int | None) -> str:
 def game_nodes(game) -> list[tuple[ChainNode, int | None]]:
     """Every chain node of a game with its hop level, in two queries (for pickers)."""
     nodes = list(ChainNode.objects.filter(chain__game=game).select_related("chain").only(
-        "id", "key", "kind", "text", "chain__id", "chain__title", "chain__goal"))
+        "id", "key", "kind", "text", "level", "chain__id", "chain__title", "chain__goal"))
     links = ChainNode.parents.through.objects.filter(from_chainnode__chain__game=game).values_list(
         "from_chainnode_id", "to_chainnode_id")
     parents: dict[int, list[int]] = {}
     for child, parent in links:
         parents.setdefault(child, []).append(parent)
-    levels = hop_levels({n.pk: n.kind for n in nodes}, parents)
+    levels = hop_levels({n.pk: n.kind for n in nodes}, parents, {n.pk: n.level for n in nodes})
     return [(n, levels.get(n.pk)) for n in nodes]

@@ -566,7 +566,22 @@ def _read_pool(data: dict, game: Game, meta: dict, alias_table: dict[str, str], 
                       "kept as key statements of that published owner")
         game.key_statements.extend(KeyStatement(owner=key, text=t) for t in texts)
     if chain.nodes:
+        _link_pool_levels(chain)
         game.chains.append(chain)
+
+
+def _link_pool_levels(chain: ReasoningChain) -> None:
+    """Parent links from the pool's ``k-step`` structure: a k-step statement rests on the level below.
+
+    The published pool only groups statements by level; linking each to every statement one level
+    down (the nearest lower level present) makes the hop level computable in the chain editor.
+    """
+    by_level: dict[int, list[str]] = {}
+    for node in chain.nodes:
+        by_level.setdefault(node.level, []).append(node.key)
+    for node in chain.nodes:
+        lower = [lv for lv in by_level if lv < node.level]
+        node.parents = list(by_level[max(lower)]) if node.level and lower else []
 
 
 def _read_texts(data: dict, game: Game, meta: dict, notes: _Notes) -> None:

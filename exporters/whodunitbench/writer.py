@@ -255,12 +255,12 @@ def _node_levels(nodes: list[ChainNode]) -> dict[str, int]:
 
 def _pool(game: Game, meta: dict) -> dict[str, list[str]]:
     chains = [c for c in game.chains if c.title == POOL_CHAIN_TITLE] or game.chains
-    nodes = [n for c in chains for n in c.nodes]
-    levels = _node_levels(nodes)
     groups: dict[str, list[str]] = {}
-    for n in nodes:
-        key = n.extra.get("pool_key") or ("p" if levels[n.key] == 0 else f"{levels[n.key]}-step")
-        groups.setdefault(key, []).append(n.text)
+    for chain in chains:  # levels per chain: node keys may repeat across chains
+        levels = _node_levels(chain.nodes)
+        for n in chain.nodes:
+            key = n.extra.get("pool_key") or ("p" if levels[n.key] == 0 else f"{levels[n.key]}-step")
+            groups.setdefault(key, []).append(n.text)
     stored = [k for k in meta.get("pool_key_order", []) if isinstance(k, str)]
     owner_key = {name_key(k): k for k in stored if pool_key_level(k) is None}
     owners: dict[str, list[str]] = {}
