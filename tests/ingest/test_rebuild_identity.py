@@ -15,7 +15,7 @@ from exporters.service import read_dataset, write_dataset
 from ingest.build import rebuild_from_split
 from ingest.pipeline import IngestOptions, run_ingest
 from ingest.split import SplitDecision
-from review.models import ValidationAnswer
+from review.models import Comment, LabelJudgement, ValidationAnswer
 
 pytestmark = pytest.mark.django_db
 
@@ -46,6 +46,8 @@ def test_edit_rebuild_reimport_export_cycle_loses_nothing(en_combined_pdf, en_sc
     relationship = save_relationship(game, None, source_id=first.pk, target_id=last.pk, labels=["stranger to x"],
                                      evidence_ids=[span.pk], user=author)
     ValidationAnswer.objects.create(question=question, validator=author, letters="a", key="a", agrees=True)
+    Comment.objects.create(game=game, item_type="question", item_id=question.pk, author=author, text="check the quote")
+    LabelJudgement.objects.create(game=game, annotator=author, source=first, target=last, labels=["stranger to x"])
     audit_before = m.AuditEntry.objects.filter(game=game).count()
 
     # the corrector moves the start of the last script 10 characters earlier: every offset shifts
@@ -62,6 +64,8 @@ def test_edit_rebuild_reimport_export_cycle_loses_nothing(en_combined_pdf, en_sc
     assert (question.author, question.status, question.evidence.get().pk) == (author, "approved", span.pk)
     assert m.Relationship.objects.get(pk=relationship.pk).evidence.get().pk == span.pk
     assert ValidationAnswer.objects.filter(question=question).count() == 1
+    assert Comment.objects.filter(item_type="question", item_id=question.pk).count() == 1
+    assert LabelJudgement.objects.filter(source=first, target=last).count() == 1  # characters keep their ids
     assert m.AuditEntry.objects.filter(game=game).count() >= audit_before
     assert not [p for p in game.import_report if "no longer matches" in p["message"]]
 
