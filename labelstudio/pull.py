@@ -36,6 +36,7 @@ from review.models import Comment
 from review.states import flag_conflict
 
 from . import config
+from .agreement import labelstudio_agreement
 from .client import LabelStudioClient, LabelStudioError
 from .identity import find_link
 from .models import LabelStudioLink, LabelStudioTask, PulledItem
@@ -59,6 +60,7 @@ class PullReport:
     conflict: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    agreement: dict[str, str] = field(default_factory=dict)  # between Label Studio annotators, when several
 
     def add(self, bucket: str, kind: str, task_id: int, detail: str, **extra: Any) -> None:
         getattr(self, bucket).append({"kind": kind, "task": task_id, "detail": detail, **extra})
@@ -87,7 +89,7 @@ class PullReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {"project_id": self.project_id, "tasks": self.tasks, "annotations": self.annotations,
-                **{b: getattr(self, b) for b in BUCKETS}, "notes": self.notes, "counts": self.counts(),
+                **{b: getattr(self, b) for b in BUCKETS}, "notes": self.notes, "agreement": self.agreement, "counts": self.counts(),
                 "summary": self.summary()}
 
 
@@ -548,6 +550,16 @@ class _Importer:
         return f"question {question.pk}: {len(changes)} distractor review(s) back to pending (draft)"
 
 
+def agreement_lines(game: Game) -> dict[str, str]:
+    """The annotator agreement figures as text, for the report (empty while one annotator works alone)."""
+    out = {}
+    for name, figure in labelstudio_agreement(game).items():
+        if figure is not None:
+            kappa = str(figure.overall) if figure.overall is not None else "n/a (no item rated by everyone)"
+            out[name] = f"{kappa}; raters {', '.join(figure.raters)}"
+    return out
+
+
 def pull_game(game: Game, client: LabelStudioClient, *, user=None, progress: Progress | None = None,
               keep_deleted: bool = False) -> PullReport:
     """Import the finished annotations of the game's project; raises LabelStudioError, changing nothing, on failure.
@@ -575,6 +587,7 @@ def pull_game(game: Game, client: LabelStudioClient, *, user=None, progress: Pro
             importer.task(task)
             note(done, total, f"imported task {task.get('id')}")
         importer.deletions()
+        report.agreement = agreement_lines(game)
         LabelStudioLink.objects.filter(pk=link.pk).update(pulled_at=timezone.now())
     note(total, total, report.summary())
     return report

@@ -81,6 +81,10 @@ def script_task(game: Game, character: Character, kinds: list[str]) -> dict[str,
     return data
 
 
+KIND_ZH = {"objective": "客观题", "reasoning": "推理题", "relations": "关系题", "long_script": "长剧本理解",
+           "text_image": "图文理解", "media_image": "多图理解", "multi_step": "多步推理", "open_ended": "开放题"}
+
+
 def _option_value(index: int, option: Option) -> str:
     return f"{LETTERS[index].upper() if index < len(LETTERS) else index + 1}. {option.text}"
 
@@ -93,7 +97,7 @@ def question_task(game: Game, question: Question, kinds: list[str]) -> dict[str,
     generated = [v for v, o in zip(values, options, strict=True) if o.origin in (OptionOrigin.LLM, OptionOrigin.HEURISTIC)]
     data.update({
         "kind": LabelStudioTask.Kind.QUESTION, "casebook_game": game.slug, "casebook_question": question.pk,
-        "heading": _heading(game, f"选择题审核 · {question.get_kind_display()}{perspective}",
+        "heading": _heading(game, f"选择题审核 · {KIND_ZH.get(question.kind, question.kind)}{perspective}",
                             f"MCQ review · {question.get_kind_display()}{perspective}"),
         config.STEM: question.stem,
         "options": values,

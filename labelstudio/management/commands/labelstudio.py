@@ -62,6 +62,8 @@ class Command(BaseCommand):
             for bucket in ("created", "updated", "deleted", "conflict", "skipped"):
                 for item in data[bucket]:
                     self.stdout.write(f"  {bucket:8} {item['kind']:9} task {item['task']}: {item['detail']}")
+            for name, figure in report.agreement.items():
+                self.stdout.write(f"  agreement {name}: {figure}")
         else:
             for warning in report.warnings:
                 self.stdout.write(self.style.WARNING(f"  warning  task {warning['task']}: {warning['detail']}"))
