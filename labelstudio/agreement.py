@@ -65,3 +65,21 @@ def labelstudio_agreement(game: Game) -> dict[str, RelationshipAgreement | None]
         "relation labels": ratings_agreement(_fill(relations, annotators_of, task_of)),
         "option reviews": ratings_agreement(options),
     }
+
+
+def contributions(game: Game) -> list[dict]:
+    """Per Label Studio annotator: their Casebook user (if any) and how many spans, relations and
+    reviews they contributed, and how many of those were deleted in Label Studio since."""
+    from django.db.models import Count, Q
+
+    per: dict[str, dict] = {}
+    rows = (PulledItem.objects.filter(link__game=game).values("annotator", "user__username", "kind")
+            .annotate(n=Count("pk"), deleted=Count("pk", filter=Q(deleted_at__isnull=False))).order_by("annotator", "kind"))
+    for row in rows:
+        name = row["annotator"] or "(before annotators were recorded)"
+        entry = per.setdefault(name, {"annotator": name, "user": row["user__username"] or "", "span": 0, "relation": 0,
+                                      "review": 0, "deleted": 0})
+        entry[row["kind"]] += row["n"]
+        entry["deleted"] += row["deleted"]
+        entry["user"] = entry["user"] or row["user__username"] or ""
+    return list(per.values())

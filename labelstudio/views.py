@@ -18,8 +18,10 @@ from annotate.models import Game, Job, Membership
 from annotate.services.access import game_for
 
 from . import config
+from .agreement import contributions
 from .forms import ConnectionForm
 from .models import LabelStudioLink
+from .pull import agreement_lines
 from .tasks import JOB_KINDS, start_job
 
 
@@ -55,6 +57,7 @@ def _page(request: HttpRequest, game: Game, role: str, form: ConnectionForm, *, 
     return render(request, "labelstudio/game.html", {
         "game": game, "role": role, "form": form, "jobs": jobs, "current": current,
         "payload": job_payload(current) if current else None, "links": links,
+        "contributions": contributions(game), "agreement": agreement_lines(game),
     }, status=status)
 
 

@@ -6,8 +6,10 @@ import os
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
 
-from annotate.models import EvidenceSpan, Option, Question, Relationship
+from annotate.models import EvidenceSpan, Membership, Option, Question, Relationship
 from casebook.interchange import OptionReview, SpanDocument, Status
 from labelstudio import config
 from labelstudio.agreement import labelstudio_agreement
@@ -138,6 +140,15 @@ def test_two_annotators_who_disagree_become_conflicts_in_the_review_queue(game, 
     assert figures["relation labels"].overall.observed == 0
     assert figures["span labels"].overall.observed == 1
     assert set(report.agreement) == {"span labels", "relation labels", "option reviews"}
+
+    # the game's Label Studio page shows each contribution and the agreement
+    manager = django_user_model.objects.create_user(f"lead{suffix}")
+    Membership.objects.create(user=manager, game=game, role="manager")
+    web = Client()
+    web.force_login(manager)
+    page = web.get(reverse("labelstudio:game", kwargs={"game_pk": game.pk})).content.decode()
+    assert f'data-annotator="bob-{suffix}@example.org"' in page and f"<td>bob{suffix}</td>" in page
+    assert "Agreement on option reviews: κ = 0.333" in page
 
     before = (_snapshot(game), Comment.objects.count())
     again = pull_game(game, client)  # nothing new: no second conflict, no second comment
