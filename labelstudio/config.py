@@ -99,7 +99,9 @@ def build_label_config(kinds: list[str], *, title: str = "") -> str:
         lines.append(f'  <Labels name="{SPAN_LABELS}" toName="{TEXT}" value="$span_labels" showInline="true"/>')
         lines.append(f'  <Text name="{TEXT}" value="$text" granularity="symbol"/>')
     if "relations" in kinds:
-        lines.append("  <Relations>")
+        # choice="multiple": a relation may carry several Conan labels, and Label Studio's
+        # multiple-choice picker filters the 164 labels as one types; grouped by Conan category.
+        lines.append('  <Relations choice="multiple">')
         for label in sorted(conan.all_fine_labels(), key=lambda lb: (conan.category_of(lb) or "", lb)):
             lines.append(f"    <Relation value={_attr(label)}/>")
         lines.append("  </Relations>")
