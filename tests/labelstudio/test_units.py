@@ -92,3 +92,26 @@ def test_a_url_that_is_not_label_studio_is_reported(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.django_db
+def test_labels_pulled_before_spans_had_a_label_move_onto_the_spans(game):
+    import importlib
+
+    from django.apps import apps
+
+    from annotate.models import EvidenceSpan
+    from labelstudio.models import LabelStudioLink, PulledItem
+
+    migration = importlib.import_module("labelstudio.migrations.0003_span_labels_onto_spans")
+    mi = game.characters.get(name="𠮷田·美咲")
+    bare = EvidenceSpan.objects.create(game=game, document="script", character=mi, start=0, end=2, quote="我是")
+    labelled = EvidenceSpan.objects.create(game=game, document="script", character=mi, start=2, end=3, quote="𠮷", label="clue")
+    link = LabelStudioLink.objects.create(game=game, url="http://127.0.0.1:1", project_id=1)
+    for n, span in enumerate((bare, labelled)):
+        PulledItem.objects.create(link=link, task_id=1, annotation_id=1, key=f"r{n}", kind="span", label="motive",
+                                  span=span, fingerprint="x")
+    migration.copy_labels(apps, None)
+    bare.refresh_from_db()
+    labelled.refresh_from_db()
+    assert (bare.label, labelled.label) == ("motive", "clue")
