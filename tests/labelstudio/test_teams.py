@@ -109,16 +109,20 @@ def test_two_annotators_who_disagree_become_conflicts_in_the_review_queue(game, 
     link = LabelStudioLink.objects.get(game=game)
     mi, q_zh = game.characters.get(name="𠮷田·美咲"), game.questions.get(kind="objective")
     people = [_region("n1", ZH_SCRIPT, "𠮷田·由纪", "人物"), _region("n2", ZH_SCRIPT, "𠮷田·美咲", "人物")]
-    client.create_annotation(_task(link, "script", mi.pk), [*people, _relation("n1", "n2", "younger sister of x")])
-    client.create_annotation(_task(link, "script", mi.pk), [*people, _relation("n1", "n2", "elder sister of x")],
-                             user_id=bob.id)
+    client.create_annotation(_task(link, "script", mi.pk), [*people, _region("s1", ZH_SCRIPT, "书房", "线索"),
+                                                              _relation("n1", "n2", "younger sister of x")])
+    client.create_annotation(_task(link, "script", mi.pk), [*people, _region("s1", ZH_SCRIPT, "书房", "地点"),
+                                                              _relation("n1", "n2", "elder sister of x")], user_id=bob.id)
     # the admin rejects the generated distractor 管家; Bob leaves it unticked, i.e. accepts it
     client.create_annotation(_task(link, "question", q_zh.pk),
                              [_choices(config.CORRECT, "B. 𠮷田·由纪"), _choices(config.REJECT, "D. 管家")])
     client.create_annotation(_task(link, "question", q_zh.pk), [_choices(config.CORRECT, "B. 𠮷田·由纪")], user_id=bob.id)
 
     report = pull_game(game, client)
-    assert report.counts()["conflict"] == {"relation": 1, "review": 1}, report.as_dict()
+    assert report.counts()["conflict"] == {"relation": 1, "review": 1, "span": 1}, report.as_dict()
+    span = next(i for i in report.conflict if i["kind"] == "span")
+    assert f"bob-{suffix}@example.org labels it place, Casebook has clue" in span["detail"]
+    assert EvidenceSpan.objects.get(game=game, quote="书房").label == "clue"  # the first label stays; the conflict is reported
     review = next(i for i in report.conflict if i["kind"] == "review")
     assert f"admin@example.com rejects, bob-{suffix}@example.org accepts" in review["detail"]
     q_zh.refresh_from_db()
@@ -138,7 +142,7 @@ def test_two_annotators_who_disagree_become_conflicts_in_the_review_queue(game, 
     reviews = figures["option reviews"]
     assert reviews.items == 2 and round(reviews.overall.kappa, 3) == 0.333  # agree on the key, not on 管家
     assert figures["relation labels"].overall.observed == 0
-    assert figures["span labels"].overall.observed == 1
+    assert figures["span labels"].items == 3 and round(figures["span labels"].overall.observed, 3) == 0.667
     assert set(report.agreement) == {"span labels", "relation labels", "option reviews"}
 
     # the game's Label Studio page shows each contribution and the agreement
