@@ -99,8 +99,9 @@ def build_label_config(kinds: list[str], *, title: str = "") -> str:
         lines.append(f'  <Labels name="{SPAN_LABELS}" toName="{TEXT}" value="$span_labels" showInline="true"/>')
         lines.append(f'  <Text name="{TEXT}" value="$text" granularity="symbol"/>')
     if "relations" in kinds:
-        # choice="multiple": a relation may carry several Conan labels, and Label Studio's
-        # multiple-choice picker filters the 164 labels as one types; grouped by Conan category.
+        # choice="multiple": a relation may carry several Conan labels (as in Casebook). The labels
+        # are listed grouped by Conan category; Label Studio 1.23's relation picker has no search
+        # box (checked in its editor), so the list stays long.
         lines.append('  <Relations choice="multiple">')
         for label in sorted(conan.all_fine_labels(), key=lambda lb: (conan.category_of(lb) or "", lb)):
             lines.append(f"    <Relation value={_attr(label)}/>")

@@ -27,7 +27,7 @@ def test_config_has_span_labels_conan_relations_and_mcq_controls():
     assert 'name="correct" toName="stem" value="$options_single" choice="single-radio"' in xml
     assert 'name="correct_multi" toName="stem" value="$options_multi" choice="multiple"' in xml
     assert xml.count("<Relation ") == len(conan.all_fine_labels()) == 164
-    assert '<Relations choice="multiple">' in xml  # a relation may carry several labels; the picker is searchable
+    assert '<Relations choice="multiple">' in xml  # a relation may carry several labels, as in Casebook
     relations = [line.split('"')[1] for line in xml.splitlines() if "<Relation " in line]
     categories = [conan.category_of(label) for label in relations]
     assert categories == sorted(categories, key=lambda c: c or "")  # grouped by Conan category
