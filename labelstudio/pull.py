@@ -168,12 +168,13 @@ class _Importer:
         self._casebook_users: dict[str, Any] = {}
 
     def casebook_user(self, annotator: str):
-        """The Casebook user whose username or email is the Label Studio user's name, else None."""
+        """The member of this game whose username or email is the Label Studio user's name, else None
+        (a non-member of the same name is not credited: work is only attributed within the game's team)."""
         if annotator not in self._casebook_users:
             from django.contrib.auth import get_user_model
             from django.db.models import Q
 
-            users = get_user_model().objects
+            users = get_user_model().objects.filter(memberships__game=self.game)
             local = annotator.split("@", 1)[0]
             self._casebook_users[annotator] = (users.filter(Q(email__iexact=annotator) | Q(username__iexact=annotator)).first()
                                                or users.filter(username__iexact=local).first())

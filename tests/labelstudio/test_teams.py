@@ -105,6 +105,9 @@ def test_two_annotators_who_disagree_become_conflicts_in_the_review_queue(game, 
     suffix = os.urandom(3).hex()
     bob = client.sdk.users.create(username=f"bob{suffix}", email=f"bob-{suffix}@example.org")
     casebook_bob = django_user_model.objects.create_user(f"bob{suffix}", email=f"bob-{suffix}@example.org")
+    Membership.objects.create(user=casebook_bob, game=game, role="annotator")
+    # a Casebook user named like the admin but not on this game's team is not credited
+    django_user_model.objects.create_user("admin", email="admin@example.com")
     push_game(game, client)
     link = LabelStudioLink.objects.get(game=game)
     mi, q_zh = game.characters.get(name="𠮷田·美咲"), game.questions.get(kind="objective")
