@@ -162,6 +162,9 @@ class EvidenceSpan(models.Model):
     end = models.PositiveIntegerField()
     quote = models.TextField()
     label = models.CharField(max_length=40, blank=True, help_text="Span label from the game's set (clue, alibi, ...).")
+    state = models.CharField(
+        max_length=10, choices=[("live", "live"), ("draft", "draft"), ("withdrawn", "withdrawn")], default="live",
+        help_text="draft: imported (e.g. from Label Studio) and not yet checked; withdrawn: its source deleted it.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -6,7 +6,7 @@ from .models import LabelStudioLink, LabelStudioTask, PulledItem
 
 @admin.register(LabelStudioLink)
 class LabelStudioLinkAdmin(admin.ModelAdmin):
-    list_display = ("game", "url", "project_id", "kinds", "pushed_at", "pulled_at")
+    list_display = ("game", "url", "project_id", "project_created", "kinds", "pushed_at", "pulled_at")
     list_filter = ("url",)
 
 
@@ -18,6 +18,7 @@ class LabelStudioTaskAdmin(admin.ModelAdmin):
 
 @admin.register(PulledItem)
 class PulledItemAdmin(admin.ModelAdmin):
-    list_display = ("link", "task_id", "annotation_id", "key", "kind", "label", "span", "relationship", "question", "pulled_at")
-    list_filter = ("kind", "label")
-    raw_id_fields = ("span", "relationship", "question")
+    list_display = ("link", "task_id", "annotation_id", "annotator", "user", "key", "kind", "label", "span", "relationship",
+                    "question", "created_item", "deleted_at", "pulled_at")
+    list_filter = ("kind", "label", "annotator")
+    raw_id_fields = ("span", "relationship", "question", "user")

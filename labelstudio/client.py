@@ -25,18 +25,20 @@ class LabelStudioError(Exception):
     def __init__(self, message: str, *, status: int | None = None, kind: str = "error") -> None:
         super().__init__(message)
         self.status = status
-        self.kind = kind  # "auth", "unreachable", "not_found", "config", "bad_request", "server", "error"
+        self.kind = kind  # "auth", "unreachable", "not_found", "not_label_studio", "config", "bad_request", "server", "error"
 
 
 def _body_text(body: Any) -> str:
-    """The useful part of an error body (Label Studio answers ``{"detail": ...}`` or field errors)."""
+    """The useful part of an error body: Label Studio answers ``{"detail": "Validation error",
+    "validation_errors": {...}}``, and the second part is the one that says what is wrong."""
     if isinstance(body, dict):
+        parts = []
         for key in ("detail", "validation_errors", "label_config", "error"):
-            if key in body:
-                value = body[key]
-                return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        return json.dumps(body, ensure_ascii=False)[:500]
-    return str(body or "")[:500]
+            value = body.get(key)
+            if value:
+                parts.append(str(value).rstrip(". ") if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        return ": ".join(parts) if parts else json.dumps(body, ensure_ascii=False)[:500]
+    return str(body or "").rstrip(". ")[:500]
 
 
 def translate(exc: Exception, *, url: str, what: str) -> LabelStudioError:
@@ -51,11 +53,13 @@ def translate(exc: Exception, *, url: str, what: str) -> LabelStudioError:
                 "Use the legacy API token from Account & Settings.", status=status, kind="auth")
         if status == 404:
             return LabelStudioError(f"Label Studio at {url} could not {what}: not found (404). "
-                                    "The project or task may have been deleted in Label Studio.", status=status, kind="not_found")
+                                    "The project or task may have been deleted in Label Studio."
+                                    + (f" ({detail})" if detail and detail.lower() not in ("not found", "") else ""),
+                                    status=status, kind="not_found")
         if status == 400 and "label_config" in json.dumps(exc.body, ensure_ascii=False, default=str):
             return LabelStudioError(f"Label Studio at {url} rejected the labeling config: {detail}", status=status, kind="config")
         if status is not None and status >= 500:
-            return LabelStudioError(f"Label Studio at {url} failed while trying to {what} (server error {status}). {detail}",
+            return LabelStudioError(f"Label Studio at {url} failed while trying to {what} (server error {status}): {detail}",
                                     status=status, kind="server")
         return LabelStudioError(f"Label Studio at {url} refused to {what} ({status}): {detail}", status=status, kind="bad_request")
     if isinstance(exc, httpx.TimeoutException):
@@ -72,10 +76,25 @@ def translate(exc: Exception, *, url: str, what: str) -> LabelStudioError:
 
 
 def normalise_url(url: str) -> str:
+    """``HTTP://Host:80/`` → ``http://host``: scheme and host lower-cased, default port and trailing slash dropped."""
+    from urllib.parse import urlsplit, urlunsplit
+
     url = (url or "").strip().rstrip("/")
-    if not url.startswith(("http://", "https://")):
+    if not url.lower().startswith(("http://", "https://")):
         raise LabelStudioError(f"Label Studio URL {url!r} must start with http:// or https://", kind="bad_request")
-    return url
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise LabelStudioError(f"Label Studio URL {url!r} is not a valid URL ({exc})", kind="bad_request") from None
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if not host:
+        raise LabelStudioError(f"Label Studio URL {url!r} names no host", kind="bad_request")
+    if ":" in host:
+        host = f"[{host}]"
+    default = {"http": 80, "https": 443}[scheme]
+    netloc = host if port in (None, default) else f"{host}:{port}"
+    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
 class LabelStudioClient:
@@ -107,9 +126,13 @@ class LabelStudioClient:
             info = self._call("read its version", lambda: self.sdk.versions.get())
         except LabelStudioError as exc:
             if exc.kind in ("not_found", "bad_request"):
-                raise LabelStudioError(f"{self.url} does not look like a Label Studio server (GET /api/version/ failed: "
-                                       f"{exc.status or exc}). Check the URL.", status=exc.status, kind="not_found") from exc
+                raise LabelStudioError(f"{self.url} is not a Label Studio server (GET /api/version/ answered "
+                                       f"{exc.status or 'something else'}). Check the URL.", status=exc.status,
+                                       kind="not_label_studio") from exc
             raise
+        if not any(getattr(info, k, None) for k in ("release", "label_studio_os_package")):
+            raise LabelStudioError(f"{self.url} is not a Label Studio server (GET /api/version/ names no Label Studio "
+                                   "release). Check the URL.", kind="not_label_studio")
         # /api/version/ is public: also hit an endpoint that needs the token.
         self._call("list projects", lambda: self.sdk.projects.list(page_size=1).items)
         version = getattr(info, "release", None) or getattr(info, "label_studio_os_package", None)
@@ -118,25 +141,28 @@ class LabelStudioClient:
         return str(version or "unknown")
 
     # --- projects ---------------------------------------------------------------------------
-    def create_project(self, *, title: str, description: str, label_config: str) -> int:
+    def create_project(self, *, title: str, description: str, label_config: str) -> tuple[int, str]:
+        """The new project's id and its creation stamp (see :func:`project_stamp`)."""
         project = self._call("create the project",
                              lambda: self.sdk.projects.create(title=title[:50], description=description, label_config=label_config))
-        return int(project.id)
+        return int(project.id), project_stamp(project)
 
     def get_project(self, project_id: int) -> dict[str, Any]:
         project = self._call(f"open project {project_id}", lambda: self.sdk.projects.get(id=project_id))
-        return {"id": project.id, "title": project.title, "label_config": getattr(project, "label_config", "")}
+        return {"id": project.id, "title": project.title, "label_config": getattr(project, "label_config", ""),
+                "description": getattr(project, "description", "") or "", "created": project_stamp(project)}
+
+    def find_project(self, project_id: int) -> dict[str, Any] | None:
+        """The project as :meth:`get_project` gives it, or None when the server has no such project."""
+        try:
+            return self.get_project(project_id)
+        except LabelStudioError as exc:
+            if exc.kind == "not_found":
+                return None
+            raise
 
     def project_exists(self, project_id: int) -> bool:
-        try:
-            self.sdk.projects.get(id=project_id)
-        except ApiError as exc:
-            if exc.status_code == 404:
-                return False
-            raise translate(exc, url=self.url, what=f"open project {project_id}") from exc
-        except Exception as exc:  # noqa: BLE001
-            raise translate(exc, url=self.url, what=f"open project {project_id}") from exc
-        return True
+        return self.find_project(project_id) is not None
 
     def update_project(self, project_id: int, *, title: str, description: str, label_config: str) -> None:
         self._call(f"update project {project_id}", lambda: self.sdk.projects.update(
@@ -161,6 +187,23 @@ class LabelStudioClient:
     def update_task_data(self, task_id: int, data: dict[str, Any]) -> None:
         self._call(f"update task {task_id}", lambda: self.sdk.tasks.update(id=str(task_id), data=data))
 
+    def get_task(self, task_id: int) -> dict[str, Any]:
+        """The task's data and annotations (plain dicts)."""
+        task = self._call(f"read task {task_id}", lambda: self.sdk.tasks.get(id=str(task_id)))
+        annotations = self._call(f"read the annotations of task {task_id}", lambda: list(self.sdk.annotations.list(id=task_id)))
+        return {"id": task.id, "data": dict(task.data or {}),
+                "annotations": [{"id": a.id, "result": list(a.result or [])} for a in annotations]}
+
+    def replace_predictions(self, task_id: int, predictions: list[dict[str, Any]], *, prefix: str) -> None:
+        """Delete the task's predictions whose model_version starts with ``prefix``, then send ``predictions``."""
+        with self._step(f"replace the predictions of task {task_id}"):
+            for old in self.sdk.predictions.list(task=task_id):
+                if str(old.model_version or "").startswith(prefix):
+                    self.sdk.predictions.delete(id=old.id)
+            for p in predictions:
+                self.sdk.predictions.create(task=task_id, result=p["result"], model_version=p["model_version"],
+                                            score=p.get("score"))
+
     def import_predictions(self, predictions: list[dict[str, Any]], project_id: int) -> int:
         """``predictions``: dicts with task, result, model_version, score; returns how many were sent."""
         if not predictions:
@@ -177,7 +220,19 @@ class LabelStudioClient:
             raise LabelStudioError(f"Label Studio at {self.url} sent an export of project {project_id} that is not a task list.")
         return data
 
-    def create_annotation(self, task_id: int, result: list[dict[str, Any]]) -> int:
-        """Used by tests and demos to act as an annotator would."""
-        annotation = self._call(f"annotate task {task_id}", lambda: self.sdk.annotations.create(id=task_id, result=result))
+    def users(self) -> dict[int, str]:
+        """Label Studio user id → the name shown for them (email, else username)."""
+        rows = self._call("list its users", lambda: list(self.sdk.users.list()))
+        return {int(u.id): (u.email or u.username or f"user {u.id}") for u in rows}
+
+    def create_annotation(self, task_id: int, result: list[dict[str, Any]], *, user_id: int | None = None) -> int:
+        """Used by tests and demos to act as an annotator would (``user_id``: as that Label Studio user)."""
+        extra = {"completed_by": user_id} if user_id is not None else {}
+        annotation = self._call(f"annotate task {task_id}", lambda: self.sdk.annotations.create(id=task_id, result=result, **extra))
         return int(annotation.id)
+
+
+def project_stamp(project: Any) -> str:
+    """The project's ``created_at`` as text: with the project id, it names the server whatever its URL."""
+    created = getattr(project, "created_at", None)
+    return created.isoformat() if hasattr(created, "isoformat") else str(created or "")

@@ -15,6 +15,8 @@ class ConnectionForm(forms.Form):
                             help_text="Label Studio → Account & Settings → legacy token. Not stored.")
     kinds = forms.MultipleChoiceField(choices=[(k, k) for k in config.KINDS], initial=list(config.KINDS), required=False,
                                       widget=forms.CheckboxSelectMultiple, help_text="Push only.")
+    keep_deleted = forms.BooleanField(required=False, label="Keep items deleted in Label Studio",
+                                      help_text="Pull only. Unticked: drafts whose annotation was deleted there are withdrawn.")
 
     def clean(self):
         data = super().clean()

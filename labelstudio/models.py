@@ -9,6 +9,7 @@ the Label Studio span label (clue / alibi / ...) that EvidenceSpan itself has no
 """
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from annotate.models import EvidenceSpan, Game, Question, Relationship
@@ -19,6 +20,9 @@ class LabelStudioLink(models.Model):
     url = models.URLField(max_length=500, help_text="Base URL of the Label Studio server.")
     project_id = models.PositiveIntegerField()
     kinds = models.JSONField(default=list, help_text="What was pushed: spans, relations, questions.")
+    project_created = models.CharField(max_length=64, blank=True,
+                                       help_text="The project's created_at on the server: with project_id, the server's "
+                                                 "identity (the same server under another URL answers the same).")
     created_at = models.DateTimeField(auto_now_add=True)
     pushed_at = models.DateTimeField(null=True, blank=True)
     pulled_at = models.DateTimeField(null=True, blank=True)
@@ -66,6 +70,12 @@ class PulledItem(models.Model):
     key = models.CharField(max_length=200, help_text='Region id, "from>to" for a relation, "review" for a question.')
     kind = models.CharField(max_length=10, choices=Kind.choices)
     label = models.CharField(max_length=100, blank=True, help_text="Span label (clue, alibi, ...).")
+    annotator = models.CharField(max_length=200, blank=True, help_text="The Label Studio user (email) who made the annotation.")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                             help_text="The Casebook user of the same name, if any.")
+    value = models.JSONField(default=dict, blank=True, help_text="The contribution as judged (label, labels or choices).")
+    created_item = models.BooleanField(default=False, help_text="This pull created the Casebook item (not reused).")
+    deleted_at = models.DateTimeField(null=True, blank=True, help_text="When a pull found it deleted in Label Studio.")
     span = models.ForeignKey(EvidenceSpan, null=True, blank=True, on_delete=models.SET_NULL, related_name="labelstudio_items")
     relationship = models.ForeignKey(Relationship, null=True, blank=True, on_delete=models.SET_NULL, related_name="labelstudio_items")
     question = models.ForeignKey(Question, null=True, blank=True, on_delete=models.SET_NULL, related_name="labelstudio_items")

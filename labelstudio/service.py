@@ -42,5 +42,6 @@ def push(game: Game, url: str | None, token: str | None, *, kinds=None, progress
     return push_game(game, connection(url, token), kinds=kinds, progress=progress)
 
 
-def pull(game: Game, url: str | None, token: str | None, *, user=None, progress: Progress | None = None) -> PullReport:
-    return pull_game(game, connection(url, token), user=user, progress=progress)
+def pull(game: Game, url: str | None, token: str | None, *, user=None, progress: Progress | None = None,
+         keep_deleted: bool = False) -> PullReport:
+    return pull_game(game, connection(url, token), user=user, progress=progress, keep_deleted=keep_deleted)

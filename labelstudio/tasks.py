@@ -21,19 +21,22 @@ log = logging.getLogger(__name__)
 JOB_KINDS = {"push": "labelstudio-push", "pull": "labelstudio-pull"}
 
 
-def create_job(game: Game, action: str, *, url: str, token: str, kinds: list[str] | str | None = None, user=None) -> Job:
+def create_job(game: Game, action: str, *, url: str, token: str, kinds: list[str] | str | None = None, user=None,
+               keep_deleted: bool = False) -> Job:
     """The job row (state queued), not yet enqueued. Raises ValueError on a bad action or kinds."""
     if action not in JOB_KINDS:
         raise ValueError(f"unknown action {action!r}: use push or pull")
     params: dict[str, Any] = {"action": action, "url": url.strip(), "token": token.strip()}
     if action == "push":
         params["kinds"] = config.normalise_kinds(kinds)
+    else:
+        params["keep_deleted"] = bool(keep_deleted)
     return Job.objects.create(kind=JOB_KINDS[action], game=game, params=params, message="queued",
                               user=user if getattr(user, "is_authenticated", False) else None)
 
 
-def start_job(game: Game, action: str, *, url: str, token: str, kinds=None, user=None) -> Job:
-    job = create_job(game, action, url=url, token=token, kinds=kinds, user=user)
+def start_job(game: Game, action: str, *, url: str, token: str, kinds=None, user=None, keep_deleted: bool = False) -> Job:
+    job = create_job(game, action, url=url, token=token, kinds=kinds, user=user, keep_deleted=keep_deleted)
     labelstudio_task.enqueue(job.pk)
     job.refresh_from_db()
     return job
@@ -59,7 +62,8 @@ def run_job(job_id: int) -> dict[str, Any]:
         if params["action"] == "push":
             report = service.push(job.game, params["url"], token, kinds=params.get("kinds"), progress=progress)
         else:
-            report = service.pull(job.game, params["url"], token, user=job.user, progress=progress)
+            report = service.pull(job.game, params["url"], token, user=job.user, progress=progress,
+                                  keep_deleted=params.get("keep_deleted", False))
     except LabelStudioError as exc:
         message = str(exc) + (" Nothing was changed in Casebook." if params["action"] == "pull"
                               and "Nothing was changed" not in str(exc) else "")

@@ -18,8 +18,10 @@ from annotate.models import Game, Job, Membership
 from annotate.services.access import game_for
 
 from . import config
+from .agreement import contributions
 from .forms import ConnectionForm
 from .models import LabelStudioLink
+from .pull import agreement_lines
 from .tasks import JOB_KINDS, start_job
 
 
@@ -28,11 +30,19 @@ def _managed_game(request: HttpRequest, game_pk: int) -> tuple[Game, str]:
     return game_for(request.user, game.slug, min_role=Membership.Role.MANAGER)
 
 
+def _attention(result: dict) -> list[dict]:
+    """What a manager should look at after a job: deletions, conflicts, push warnings, skipped items."""
+    out = [{**item, "kind": f"{bucket} {item.get('kind', '')}"} for bucket in ("deleted", "conflict")
+           for item in result.get(bucket, [])]
+    out += [{**item, "kind": "warning"} for item in result.get("warnings", [])]
+    return out + result.get("skipped", [])
+
+
 def job_payload(job: Job) -> dict:
     result = job.result or {}
     return {
         **job.progress_payload(), "action": job.params.get("action", ""),
-        "counts": result.get("counts", {}), "skipped": result.get("skipped", [])[:200],
+        "counts": result.get("counts", {}), "skipped": _attention(result)[:200],
         "summary": result.get("summary", ""),
         "project_url": result.get("project_url", ""), "error": result.get("error", ""),
     }
@@ -47,6 +57,7 @@ def _page(request: HttpRequest, game: Game, role: str, form: ConnectionForm, *, 
     return render(request, "labelstudio/game.html", {
         "game": game, "role": role, "form": form, "jobs": jobs, "current": current,
         "payload": job_payload(current) if current else None, "links": links,
+        "contributions": contributions(game), "agreement": agreement_lines(game),
     }, status=status)
 
 
@@ -67,7 +78,8 @@ def start(request: HttpRequest, game_pk: int) -> HttpResponse:
     if not form.is_valid():
         return _page(request, game, role, form, status=400)
     data = form.cleaned_data
-    job = start_job(game, data["action"], url=data["url"], token=data["token"], kinds=data.get("kinds"), user=request.user)
+    job = start_job(game, data["action"], url=data["url"], token=data["token"], kinds=data.get("kinds"), user=request.user,
+                    keep_deleted=data.get("keep_deleted", False))
     return redirect(f"{reverse('labelstudio:game', kwargs={'game_pk': game.pk})}?job={job.pk}")
 
 

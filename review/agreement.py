@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -119,13 +119,20 @@ def relationship_agreement(game: Game) -> RelationshipAgreement | None:
     by_pair: dict[tuple[int, int], dict[str, str]] = defaultdict(dict)
     for j in LabelJudgement.objects.filter(game=game).select_related("annotator"):
         by_pair[(j.source_id, j.target_id)][j.annotator.get_username()] = j.category
-    raters = sorted({r for v in by_pair.values() for r in v})
+    return ratings_agreement(by_pair)
+
+
+def ratings_agreement(by_item: Mapping[Hashable, Mapping[str, Hashable]]) -> RelationshipAgreement | None:
+    """Kappa over ``{item: {rater: category}}`` (Cohen for two raters, Fleiss for more) over the items
+    every rater rated, with pairwise Cohen; None without two raters. Shared by Casebook's own label
+    judgements and contributions from elsewhere (Label Studio annotations)."""
+    raters = sorted({r for v in by_item.values() for r in v})
     if len(raters) < 2:
         return None
-    complete = [v for v in by_pair.values() if len(v) == len(raters)]
+    complete = [v for v in by_item.values() if len(v) == len(raters)]
     pairwise = []
     for x, y in itertools.combinations(raters, 2):
-        both = [v for v in by_pair.values() if x in v and y in v]
+        both = [v for v in by_item.values() if x in v and y in v]
         if both:
             pairwise.append((x, y, cohen_kappa([v[x] for v in both], [v[y] for v in both])))
     overall, method = None, "cohen" if len(raters) == 2 else "fleiss"
@@ -134,7 +141,7 @@ def relationship_agreement(game: Game) -> RelationshipAgreement | None:
             overall = cohen_kappa([v[raters[0]] for v in complete], [v[raters[1]] for v in complete])
         else:
             overall = fleiss_from_ratings([[v[r] for r in raters] for v in complete])
-    return RelationshipAgreement(raters, len(complete), len(by_pair) - len(complete), overall, method, pairwise)
+    return RelationshipAgreement(raters, len(complete), len(by_item) - len(complete), overall, method, pairwise)
 
 
 # ---- blind validation ---------------------------------------------------------------------------

@@ -155,3 +155,19 @@ def send_back(item: models.Model, user, reason: str) -> models.Model:
     with transaction.atomic():
         locked = type(item).objects.select_for_update().select_related("game").get(pk=item.pk)
         return _apply(locked, "reopen", user, reason=reason, system=True)
+
+
+def flag_conflict(item: models.Model, user, reason: str) -> models.Model:
+    """Annotators disagree about ``item`` (e.g. several Label Studio annotations): put it in the
+    review queue (draft/rejected → submitted, approved → reopened) with a system comment saying
+    who chose what; an item already submitted just gets the comment."""
+    _check_shape(item)
+    reason = f"Conflict: {reason}"
+    with transaction.atomic():
+        locked = type(item).objects.select_for_update().select_related("game").get(pk=item.pk)
+        action = {Status.DRAFT: "submit", Status.REJECTED: "submit", Status.APPROVED: "reopen"}.get(locked.status)
+        if action is None:
+            Comment.objects.create(game=locked.game, item_type=audit.item_type(locked), item_id=locked.pk,
+                                   text=reason, system=True)
+            return locked
+        return _apply(locked, action, user, reason=reason, system=True)

@@ -75,7 +75,8 @@ def test_push_creates_project_tasks_and_predictions_once(game, client):
 
     q = game.questions.get(kind="objective")
     (prediction,) = client.sdk.predictions.list(task=_task(link, "question", q.pk))
-    assert prediction.model_version == "casebook:llm:smollm2"
+    # the key comes from the dataset, not from the model that wrote a distractor (honest model_version)
+    assert prediction.model_version == "casebook:imported-wellplay"
     assert prediction.result[0]["value"]["choices"] == ["B. 𠮷田·由纪"]
 
     again = push_game(game, client)
@@ -153,6 +154,7 @@ def test_bad_token_unreachable_and_deleted_project_change_nothing(game, client, 
     with pytest.raises(LabelStudioError) as bad:
         push_game(game, LabelStudioClient(url, "0" * 40))
     assert bad.value.kind == "auth" and "token" in str(bad.value)
+    assert ".." not in str(bad.value)  # Label Studio's "Invalid token." is not followed by another full stop
     assert not LabelStudioLink.objects.filter(game=game).exists()
 
     with pytest.raises(LabelStudioError) as down:
@@ -187,6 +189,8 @@ def test_label_config_rejected_by_label_studio_is_reported(game, client):
         push_game(game, client, kinds="questions")
     assert refused.value.kind == "config", refused.value
     assert "labeling config" in str(refused.value)
+    # Label Studio's own explanation (validation_errors), not just its "Validation error"
+    assert "from_name=span" in str(refused.value) and "incompatible" in str(refused.value), refused.value
 
 
 def test_edits_on_either_side_after_a_pull(game, client):

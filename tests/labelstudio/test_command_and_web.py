@@ -109,3 +109,28 @@ def test_push_and_pull_jobs_from_the_page(game, client, django_user_model, label
     assert "Nothing was changed in Casebook" in failed.message
     status = client.get(reverse("labelstudio:job_status", kwargs={"game_pk": game.pk, "job_pk": failed.pk})).json()
     assert status["finished"] and status["state"] == "failed"
+
+
+def test_a_pull_from_the_page_lists_deletions_and_can_keep_them(game, client, django_user_model, labelstudio_server,
+                                                                 immediate_tasks):
+    url, token = labelstudio_server
+    manager = django_user_model.objects.create_user("lead")
+    Membership.objects.create(user=manager, game=game, role="manager")
+    client.force_login(manager)
+    start = reverse("labelstudio:start", kwargs={"game_pk": game.pk})
+    client.post(start, {"action": "push", "url": url, "token": token, "kinds": ["spans"]})
+    _annotate_hale(game, url, token)
+    client.post(start, {"action": "pull", "url": url, "token": token})
+    ls = LabelStudioClient(url, token)
+    for task in ls.export_tasks(LabelStudioLink.objects.get(game=game).project_id):
+        for annotation in task["annotations"]:
+            ls.sdk.annotations.delete(id=annotation["id"])
+    response = client.post(start, {"action": "pull", "url": url, "token": token, "keep_deleted": "on"})
+    job = Job.objects.filter(kind="labelstudio-pull").order_by("-pk").first()
+    assert job.params["keep_deleted"] is True and job.state == Job.State.DONE, job.message
+    status = client.get(reverse("labelstudio:job_status", kwargs={"game_pk": game.pk, "job_pk": job.pk})).json()
+    (item,) = status["skipped"]
+    assert item["kind"] == "deleted span" and "kept in Casebook" in item["detail"]
+    assert EvidenceSpan.objects.get(game=game).state == "draft"
+    page = client.get(response["Location"]).content.decode()
+    assert "deleted span · task" in page and "Keep items deleted in Label Studio" in page

@@ -16,13 +16,24 @@ TEXT = "我是𠮷田·美咲。昨晚十点，我在书房。𠮷𠮷书房"
 def test_config_has_span_labels_conan_relations_and_mcq_controls():
     xml = config.build_label_config(list(config.KINDS))
     li = LabelInterface(xml)
-    assert set(li.get_control(config.SPAN_LABELS).labels) == set(config.SPAN_LABELS_ALL)
+    # span labels are dynamic: a script task carries them in the game's language, an MCQ task none
+    assert 'value="$span_labels"' in xml and li.get_control(config.SPAN_LABELS) is not None
+    assert [c["value"] for c in config.span_label_choices("zh")][:3] == ["线索", "不在场证明", "动机"]
+    assert [c["value"] for c in config.span_label_choices("en")][:3] == ["clue", "alibi", "motive"]
+    assert config.span_label_key("不在场证明") == config.span_label_key("alibi") == "alibi"
+    assert config.span_label_key("alibi (不在场证明)") is None
     assert {"clue", "alibi", "motive", "method", "time", "place"} <= set(config.SPAN_LABELS_ALL)
-    assert li.get_control(config.CORRECT) is not None and li.get_control(config.REJECT) is not None
+    assert all(li.get_control(name) is not None for name in (config.CORRECT, config.CORRECT_MULTI, config.REJECT))
+    assert 'name="correct" toName="stem" value="$options_single" choice="single-radio"' in xml
+    assert 'name="correct_multi" toName="stem" value="$options_multi" choice="multiple"' in xml
     assert xml.count("<Relation ") == len(conan.all_fine_labels()) == 164
+    assert '<Relations choice="multiple">' in xml  # a relation may carry several labels, as in Casebook
+    relations = [line.split('"')[1] for line in xml.splitlines() if "<Relation " in line]
+    categories = [conan.category_of(label) for label in relations]
+    assert categories == sorted(categories, key=lambda c: c or "")  # grouped by Conan category
     assert "value=\"replaced x's identity\"" in xml  # quotes in labels are escaped, not broken
     only_q = config.build_label_config(["questions"])
-    assert "<Labels" not in only_q and "<Relations>" not in only_q and set(config.empty_task_data(["questions"])) >= {"stem", "options"}
+    assert "<Labels" not in only_q and "<Relations" not in only_q and set(config.empty_task_data(["questions"])) >= {"stem", "options"}
 
 
 def test_kinds_are_checked_and_relations_bring_spans():
@@ -76,8 +87,31 @@ def test_a_url_that_is_not_label_studio_is_reported(tmp_path):
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        with pytest.raises(LabelStudioError, match="does not look like a Label Studio server"):
+        with pytest.raises(LabelStudioError, match="is not a Label Studio server"):
             LabelStudioClient(f"http://127.0.0.1:{server.server_port}", "t" * 40).check()
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.django_db
+def test_labels_pulled_before_spans_had_a_label_move_onto_the_spans(game):
+    import importlib
+
+    from django.apps import apps
+
+    from annotate.models import EvidenceSpan
+    from labelstudio.models import LabelStudioLink, PulledItem
+
+    migration = importlib.import_module("labelstudio.migrations.0003_span_labels_onto_spans")
+    mi = game.characters.get(name="𠮷田·美咲")
+    bare = EvidenceSpan.objects.create(game=game, document="script", character=mi, start=0, end=2, quote="我是")
+    labelled = EvidenceSpan.objects.create(game=game, document="script", character=mi, start=2, end=3, quote="𠮷", label="clue")
+    link = LabelStudioLink.objects.create(game=game, url="http://127.0.0.1:1", project_id=1)
+    for n, span in enumerate((bare, labelled)):
+        PulledItem.objects.create(link=link, task_id=1, annotation_id=1, key=f"r{n}", kind="span", label="motive",
+                                  span=span, fingerprint="x")
+    migration.copy_labels(apps, None)
+    bare.refresh_from_db()
+    labelled.refresh_from_db()
+    assert (bare.label, labelled.label) == ("motive", "clue")

@@ -25,6 +25,9 @@ class Command(BaseCommand):
         parser.add_argument("--token", help="Label Studio (legacy) API token")
         parser.add_argument("--kinds", default=",".join(config.KINDS),
                             help="push only: comma-separated subset of spans,relations,questions (default all)")
+        parser.add_argument("--keep-deleted", action="store_true",
+                            help="pull only: report items deleted in Label Studio but keep them in Casebook "
+                                 "(default: the drafts they created are withdrawn)")
         parser.add_argument("--json", action="store_true", help="print the full report as JSON")
 
     def handle(self, *args, **opts) -> None:
@@ -43,7 +46,7 @@ class Command(BaseCommand):
             if opts["action"] == "push":
                 report = service.push(game, opts["url"], opts["token"], kinds=kinds, progress=progress)
             else:
-                report = service.pull(game, opts["url"], opts["token"], progress=progress)
+                report = service.pull(game, opts["url"], opts["token"], progress=progress, keep_deleted=opts["keep_deleted"])
         except LabelStudioError as exc:
             suffix = " Nothing was changed in Casebook." if opts["action"] == "pull" and "Nothing was changed" not in str(exc) else ""
             raise CommandError(f"{opts['action']} failed: {exc}{suffix}") from None
@@ -51,12 +54,18 @@ class Command(BaseCommand):
         if opts["json"]:
             self.stdout.write(json.dumps(data, ensure_ascii=False, indent=2))
             return
-        if opts["action"] == "pull" and not quiet:
-            for bucket in ("created", "updated", "skipped"):
+        if quiet:
+            return
+        for note in report.notes:
+            self.stdout.write(f"  note: {note}")
+        if opts["action"] == "pull":
+            for bucket in ("created", "updated", "deleted", "conflict", "skipped"):
                 for item in data[bucket]:
                     self.stdout.write(f"  {bucket:8} {item['kind']:9} task {item['task']}: {item['detail']}")
-        if opts["action"] == "push":
-            for note in report.notes:
-                self.stdout.write(f"  note: {note}")
+            for name, figure in report.agreement.items():
+                self.stdout.write(f"  agreement {name}: {figure}")
+        else:
+            for warning in report.warnings:
+                self.stdout.write(self.style.WARNING(f"  warning  task {warning['task']}: {warning['detail']}"))
             self.stdout.write(f"  open: {report.project_url}")
         self.stdout.write(self.style.SUCCESS(f"{game.slug}: {report.summary()}"))
