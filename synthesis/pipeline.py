@@ -14,7 +14,8 @@ from typing import Any
 
 from django.db import transaction
 
-from casebook.interchange import name_key
+from casebook import interchange as ix
+from casebook.interchange import Status, name_key
 
 from . import stages
 from .assemble import assemble
@@ -172,6 +173,8 @@ def _land(run: SynthesisRun, user: Any) -> None:
     with transaction.atomic():
         if run.game_id:
             game.slug = run.game.source_id  # the builder finds the run's game again by its source id
+            checks.extend(keep_reviewed(game, run.game))
+            game.extra["synthesis"]["checks"] = checks
         result = build_game(game, replace=True, user=user)
         if getattr(user, "is_authenticated", False):
             m.Membership.objects.get_or_create(user=user, game=result.game, defaults={"role": m.Membership.Role.MANAGER})
@@ -180,13 +183,66 @@ def _land(run: SynthesisRun, user: Any) -> None:
         run.save()
 
 
+def _touched(status: str, version: int) -> bool:
+    return status != Status.DRAFT or version > 1
+
+
+def keep_reviewed(new: ix.Game, row: Any) -> list[dict[str, str]]:
+    """Put back into ``new`` every question and chain a person has touched (reviewed or edited).
+
+    The builder matches questions by kind and order, so each touched question keeps its ordinal
+    among its kind (and so its id, history and review state); regenerated questions fill the
+    untouched places. A touched chain is kept whole, and regenerated multi-step questions that
+    would hang off the discarded new pool are left out. Returns findings saying what was kept.
+    """
+    from annotate.loader import load_game
+
+    current = load_game(row)
+    stored = list(row.questions.order_by("position", "pk").values_list("kind", "status", "version"))
+    findings: list[dict[str, str]] = []
+    chain_rows = list(row.chains.order_by("position", "pk").values_list("status", "version"))
+    if any(_touched(*c) for c in chain_rows):
+        keys = {n.key for chain in current.chains for n in chain.nodes}
+        new.chains = current.chains
+        dropped = [q for q in new.questions if q.kind == "multi_step" and q.chain_node not in keys]
+        new.questions = [q for q in new.questions if q not in dropped]
+        findings.append({"check": "rerun", "severity": "warning", "where": "chain",
+                         "message": f"the reasoning chain was already reviewed or edited, so it was kept; "
+                                    f"{len(dropped)} regenerated multi-step question(s) on the new pool were left out"})
+    by_kind: dict[str, list[tuple[ix.Question, bool]]] = {}
+    for question, (kind, status, version) in zip(current.questions, stored, strict=False):
+        by_kind.setdefault(kind, []).append((question, _touched(status, version)))
+    fresh: dict[str, list[ix.Question]] = {}
+    for question in new.questions:
+        fresh.setdefault(question.kind, []).append(question)
+    merged: list[ix.Question] = []
+    kept = 0
+    for kind in dict.fromkeys([*fresh, *by_kind]):
+        old, queue = by_kind.get(kind, []), list(fresh.get(kind, []))
+        last_touched = max((i for i, (_, t) in enumerate(old) if t), default=-1)
+        for i, (question, touched) in enumerate(old):
+            if touched:
+                merged.append(question)
+                kept += 1
+            elif queue:
+                merged.append(queue.pop(0))
+            elif i < last_touched:
+                merged.append(question)  # holds its place so later touched questions keep their ids
+        merged.extend(queue)
+    new.questions = merged
+    if kept:
+        findings.append({"check": "rerun", "severity": "info", "where": "questions",
+                         "message": f"kept {kept} question(s) someone had reviewed or edited"})
+    return findings
+
+
 def rerun_stage(run: SynthesisRun, stage: str, *, user: Any = None, client: Any = None,
                 progress: Progress | None = None) -> SynthesisRun:
     """Repeat one stage from the other stages' stored outputs and land the draft again.
 
     ``critic`` adds a scoring round (nothing else changes); ``clues`` and ``qa`` replace their own
-    output. Questions and chains a person already reviewed or edited are kept by the builder's
-    replace (which matches rows by their stable keys).
+    output. Questions and chains a person already reviewed or edited are kept (:func:`keep_reviewed`),
+    and the builder's replace updates the other rows in place.
     """
     if stage not in RERUNNABLE:
         raise ValueError(f"only these stages can be re-run alone: {', '.join(RERUNNABLE)} "

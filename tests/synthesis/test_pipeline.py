@@ -220,3 +220,32 @@ def test_bracketed_pictures_in_both_languages():
     found = bracketed_pictures([{"name": "许可", "back": "我烧掉了收据【药铺收据：生草乌三十克】。然后[a floor plan of the inn]走了。"}])
     assert [(p["index"], p["owner"], p["description"]) for p in found] == [
         (1, "许可", "药铺收据：生草乌三十克"), (2, "许可", "a floor plan of the inn")]
+
+
+def test_rerun_qa_keeps_reviewed_questions_and_replaces_the_rest(django_user_model):
+    from review.states import transition
+
+    writer = django_user_model.objects.create_user("writer", password="x")
+    reviewer = django_user_model.objects.create_user("reviewer", password="x")
+    run, _ = synthesize(critic_rounds=0)
+    game = run.game
+    m.Membership.objects.create(user=writer, game=game, role="annotator")
+    m.Membership.objects.create(user=reviewer, game=game, role="reviewer")
+    approved = game.questions.get(kind="long_script", perspective__name="Basil Hume")
+    m.Question.objects.filter(pk=approved.pk).update(author=writer)
+    approved.refresh_from_db()
+    transition(approved, "submit", writer)
+    transition(approved, "approve", reviewer)
+    untouched = game.questions.get(kind="long_script", perspective__name="Ada Crane")
+    new_long = {"questions": [scripted.mcq("Regenerated: what did the gardener water?",
+                                           ["Roses", "Tulips", "Lilies", "Ferns"], "a", quote="I watered the roses")]}
+    with OpenAITestServer(responder=scripted.responder({"long_script": new_long})) as server:
+        run = rerun_stage(run, "qa", client=client_for(server))
+    assert run.state == SynthesisRun.State.DONE, run.failure
+    approved.refresh_from_db()
+    assert approved.status == Status.APPROVED and approved.stem == "When did the butler pour the brandy?"
+    stems = list(game.questions.filter(kind="long_script").values_list("stem", flat=True))
+    # three regenerated questions: two in the untouched places, one after the kept question
+    assert stems.count("Regenerated: what did the gardener water?") == 3 and len(stems) == 4
+    assert not m.Question.objects.filter(pk=untouched.pk, stem=untouched.stem).exists()
+    assert any(c["check"] == "rerun" and "kept 1 question" in c["message"] for c in run.checks)
