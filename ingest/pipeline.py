@@ -203,7 +203,7 @@ def run_ingest(
     probe = Game(slug=options.title, title=options.title, language=options.language, origin=Origin.INGESTED)
 
     def precheck(sources: list[SourceFile]) -> None:
-        check_duplicates({s.sha256: s.name for s in sources}, probe, options.replace)
+        check_duplicates({s.sha256: s.name for s in sources}, probe, options.replace, user)
 
     prepared = prepare(paths, options, progress, precheck=precheck)
     if progress:
