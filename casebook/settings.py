@@ -78,6 +78,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "casebook.security.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "casebook.urls"

@@ -232,6 +232,7 @@ def write_documents(row: Any, documents: list[DocumentRecord], split: list[dict[
     from django.core.files.base import ContentFile
 
     from annotate import models as m
+    from casebook.security import safe_file_name
 
     decisions = [SplitDecision(**d) for d in split]  # the split as dicts, before it is on the row
     for doc in documents:
@@ -239,7 +240,7 @@ def write_documents(row: Any, documents: list[DocumentRecord], split: list[dict[
             game=row, filename=doc.name, sha256=doc.sha256, media_type=doc.media_type,
             role=_role_of(doc.name, decisions, doc.kind), size=doc.size,
         )
-        source.file.save(PurePosixPath(doc.name).name, ContentFile(doc.data), save=False)
+        source.file.save(safe_file_name(PurePosixPath(doc.name).name, doc.data), ContentFile(doc.data), save=False)
         source.save()
         pages = []
         for page in doc.pages:
