@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from django.conf import settings
+from django.contrib.auth.views import LoginView
+from django.core.cache import cache
 from django.utils.text import slugify
 
 # Raster image formats recognised by their magic bytes; SVG is deliberately absent (it can script).
@@ -67,3 +70,35 @@ class ContentSecurityPolicyMiddleware:
         response = self.get_response(request)
         response.headers.setdefault("Content-Security-Policy", PAGE_CSP)
         return response
+
+
+class ThrottledLoginView(LoginView):
+    """Django's login, refusing further attempts for a while after too many failures for the same
+    username from the same address (counted in Django's cache; a lockout never reveals whether
+    the username exists)."""
+
+    def _key(self) -> str:
+        username = self.request.POST.get("username", "").strip().lower()[:150]
+        return f"login-failures:{self.request.META.get('REMOTE_ADDR', '')}:{username}"
+
+    def post(self, request, *args, **kwargs):
+        if cache.get(self._key(), 0) >= settings.CASEBOOK_LOGIN_ATTEMPTS:
+            minutes = max(1, settings.CASEBOOK_LOGIN_LOCKOUT_SECONDS // 60)
+            form = self.get_form()
+            form.errors.clear()
+            context = self.get_context_data(form=form, locked_out=minutes)
+            return self.render_to_response(context, status=429)
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form):
+        key = self._key()
+        cache.add(key, 0, settings.CASEBOOK_LOGIN_LOCKOUT_SECONDS)
+        try:
+            cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, settings.CASEBOOK_LOGIN_LOCKOUT_SECONDS)
+        return super().form_invalid(form)
+
+    def form_valid(self, form):
+        cache.delete(self._key())
+        return super().form_valid(form)
