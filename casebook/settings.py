@@ -167,6 +167,7 @@ LOGOUT_REDIRECT_URL = "login"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 CASEBOOK_MAX_UPLOAD_BYTES = int(os.environ.get("CASEBOOK_MAX_UPLOAD_BYTES", str(500 * 1024 * 1024)))
+CASEBOOK_MAX_IMPORT_BYTES = int(os.environ.get("CASEBOOK_MAX_IMPORT_BYTES", str(200 * 1024 * 1024)))
 CASEBOOK_MAX_IMAGE_PIXELS = int(os.environ.get("CASEBOOK_MAX_IMAGE_PIXELS", str(120_000_000)))
 
 # Background jobs (OCR, LLM batches, Label Studio sync) run on a DB-backed queue with a worker
