@@ -72,6 +72,35 @@ class ContentSecurityPolicyMiddleware:
         return response
 
 
+def _fernet():
+    """Fernet keyed from SECRET_KEY: secrets that must wait in the database for a worker are kept
+    encrypted there (the worker shares the settings, hence the key)."""
+    import base64
+    import hashlib
+
+    from cryptography.fernet import Fernet
+
+    digest = hashlib.sha256(b"casebook-sealed-secret:" + settings.SECRET_KEY.encode()).digest()
+    return Fernet(base64.urlsafe_b64encode(digest))
+
+
+def seal(secret: str) -> str:
+    """``secret`` encrypted for storage (e.g. in ``Job.params``); empty stays empty."""
+    return _fernet().encrypt(secret.encode()).decode() if secret else ""
+
+
+def unseal(sealed: str) -> str:
+    """The secret from :func:`seal`; raises ValueError when it was sealed under another SECRET_KEY."""
+    from cryptography.fernet import InvalidToken
+
+    if not sealed:
+        return ""
+    try:
+        return _fernet().decrypt(sealed.encode()).decode()
+    except InvalidToken as exc:
+        raise ValueError("the stored secret cannot be decrypted (was SECRET_KEY changed?); start the job again") from exc
+
+
 class ThrottledLoginView(LoginView):
     """Django's login, refusing further attempts for a while after too many failures for the same
     username from the same address (counted in Django's cache; a lockout never reveals whether

@@ -69,3 +69,19 @@ def test_check_deploy_is_clean_under_the_documented_production_settings(tmp_path
                               DJANGO_ALLOWED_HOSTS="casebook.example.org")
     assert production.returncode == 0, production.stderr + production.stdout
     assert "no issues" in production.stdout
+
+
+@pytest.mark.django_db
+def test_label_studio_token_never_sits_in_job_params_in_plain_text(victim, people):
+    import json
+
+    from labelstudio.tasks import create_job, run_job
+
+    token = "ls-secret-token-4f2a9c"
+    job = create_job(victim, "pull", url="http://127.0.0.1:9", token=token, user=people["manager"])
+    job.refresh_from_db()
+    assert token not in json.dumps(job.params) and job.params["sealed_token"]
+    run_job(job.pk)  # nothing listens there: the job fails, but it did decrypt and wipe the token
+    job.refresh_from_db()
+    assert "sealed_token" not in job.params and token not in json.dumps(job.params)
+    assert job.state == "failed" and "decrypt" not in job.message
