@@ -49,6 +49,13 @@ IDS = {
     "review:item": QUESTION, "review:transition": QUESTION, "review:comment": QUESTION,
     "review:revert": {**QUESTION, "entry": lambda g: AuditEntry.objects.filter(game=g).first().pk},
     "labelstudio:job_status": {"job_pk": lambda g: g.jobs.first().pk},
+    # Apps whose objects the matrix does not build yet: ids that exist in neither game (404 for all).
+    "synthesis:record": {"pk": lambda g: 999_999},
+    "playlogs:session_annotate": {"pk": lambda g: 999_999},
+    "playlogs:turn_save": {"pk": lambda g: 999_999, "index": lambda g: 0},
+    "playlogs:turn_suggest": {"pk": lambda g: 999_999, "index": lambda g: 0},
+    "playlogs:annotation_transition": {"pk": lambda g: 999_999, "ann": lambda g: 999_999,
+                                       "action": lambda g: "approve"},
 }
 GAME_PARAMS = {"slug": lambda g: g.slug, "game_pk": lambda g: g.pk}
 # POSTs that write, with the payload that would write and the lowest role allowed to.
