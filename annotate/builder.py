@@ -45,9 +45,12 @@ def db_slug(source_slug: str, language: str) -> str:
 
 
 def find_existing(game: ix.Game) -> m.Game | None:
+    """The stored game ``game`` would overwrite: same origin only, so an ingest titled like an
+    imported game (or the other way round) never matches it silently; it gets its own slug."""
+    same_origin = m.Game.objects.filter(origin=game.origin, language=game.language)
     return (
-        m.Game.objects.filter(origin=game.origin, language=game.language, source_id=game.slug).first()
-        or m.Game.objects.filter(slug=db_slug(game.slug, game.language), language=game.language).first()
+        same_origin.filter(source_id=game.slug).first()
+        or same_origin.filter(slug=db_slug(game.slug, game.language)).first()
     )
 
 

@@ -5,6 +5,10 @@
   ``postgres://user:pass@127.0.0.1:5432/casebook``.
 - ``DJANGO_DEBUG`` (off unless ``1``/``true``), ``DJANGO_SECRET_KEY`` (generated and kept in the
   data dir on first run when absent), ``DJANGO_ALLOWED_HOSTS`` (comma-separated).
+- ``CASEBOOK_HTTPS`` (``1`` behind a TLS proxy that sets ``X-Forwarded-Proto``): secure cookies,
+  HTTPS redirect, HSTS for ``CASEBOOK_HSTS_SECONDS`` (default one year).
+- ``CASEBOOK_LOGIN_ATTEMPTS`` / ``CASEBOOK_LOGIN_LOCKOUT_SECONDS``: failed logins allowed per
+  username and address before a lockout (default 10 per 15 minutes).
 - ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``CASEBOOK_LLM_MODEL``: the LLM endpoint (optional;
   every feature has an offline path).
 """
@@ -78,6 +82,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "casebook.security.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "casebook.urls"
@@ -116,8 +121,26 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Login throttling (casebook.security.ThrottledLoginView), counted in Django's cache.
+CASEBOOK_LOGIN_ATTEMPTS = int(os.environ.get("CASEBOOK_LOGIN_ATTEMPTS", "10"))
+CASEBOOK_LOGIN_LOCKOUT_SECONDS = int(os.environ.get("CASEBOOK_LOGIN_LOCKOUT_SECONDS", "900"))
+
+# HTTPS: Casebook runs behind a TLS-terminating proxy; CASEBOOK_HTTPS=1 turns on everything
+# `manage.py check --deploy` asks for. The proxy must set X-Forwarded-Proto (and strip it from clients).
+if env_flag("CASEBOOK_HTTPS"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("CASEBOOK_HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_flag("CASEBOOK_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_flag("CASEBOOK_HSTS_PRELOAD", True)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -144,6 +167,7 @@ LOGOUT_REDIRECT_URL = "login"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 CASEBOOK_MAX_UPLOAD_BYTES = int(os.environ.get("CASEBOOK_MAX_UPLOAD_BYTES", str(500 * 1024 * 1024)))
+CASEBOOK_MAX_IMPORT_BYTES = int(os.environ.get("CASEBOOK_MAX_IMPORT_BYTES", str(200 * 1024 * 1024)))
 CASEBOOK_MAX_IMAGE_PIXELS = int(os.environ.get("CASEBOOK_MAX_IMAGE_PIXELS", str(120_000_000)))
 
 # Background jobs (OCR, LLM batches, Label Studio sync) run on a DB-backed queue with a worker

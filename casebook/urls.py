@@ -4,9 +4,11 @@ from django.contrib import admin
 from django.urls import include, path
 
 from annotate.views import protected_media
+from casebook.security import ThrottledLoginView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),  # before auth.urls' own login
     path("accounts/", include("django.contrib.auth.urls")),
     path("ingest/", include("ingest.urls")),
     path("generate/", include("generation.urls")),

@@ -80,6 +80,28 @@ class ImportSummary:
         return [g for g in self.games if g.status in {"failed", "exists"}]
 
 
+class ImportTooLarge(ValueError):
+    """The dataset is bigger than ``CASEBOOK_MAX_IMPORT_BYTES``; nothing was read or saved."""
+
+
+def check_import_size(path: Path) -> int:
+    """Total bytes under ``path``; raises ImportTooLarge past the cap (checked before anything is
+    parsed: a JSON file costs several times its size in memory)."""
+    from django.conf import settings
+
+    limit = settings.CASEBOOK_MAX_IMPORT_BYTES
+    files = [path] if path.is_file() else (p for p in path.rglob("*") if p.is_file())
+    total = 0
+    for file in files:
+        total += file.stat().st_size
+        if total > limit:
+            raise ImportTooLarge(
+                f"{path} holds more than {limit // 2**20} MB (the import limit, CASEBOOK_MAX_IMPORT_BYTES); "
+                f"the published datasets are a few MB. Import one game folder at a time. Nothing was imported."
+            )
+    return total
+
+
 def import_dataset(
     fmt: str,
     path: Path,
@@ -88,9 +110,11 @@ def import_dataset(
     user=None,
     progress: Callable[[Iterable], Iterable] = lambda it: it,
 ) -> ImportSummary:
-    """Import every sound game under ``path``; never raises on bad data (it is reported)."""
+    """Import every sound game under ``path``; never raises on bad data (it is reported), only on
+    a dataset over the size cap (ImportTooLarge)."""
     from annotate.builder import build_game
 
+    check_import_size(path)
     result = read_dataset(fmt, path)
     in_games = {id(p) for g in result.games for p in g.report}
     summary = ImportSummary(problems=[p for p in result.problems if id(p) not in in_games])

@@ -49,6 +49,10 @@ def review_option(option: Option, action: str, *, text: str | None = None, user=
         raise ReviewError(f"unknown action {action!r}: use accept, edit or reject")
     option = Option.objects.select_for_update().select_related("question__game").get(pk=option.pk)
     question: Question = option.question
+    if action == "reject" and option.is_correct:
+        raise ReviewError("this is the correct option; it cannot be rejected here")
+    if option.origin not in GENERATED_ORIGINS:
+        raise ReviewError("only generated options are reviewed here; change the question's own options in its editor")
     before = audit.snapshot(option)
     if action == "edit":
         new_text = " ".join((text or "").split())
@@ -59,8 +63,6 @@ def review_option(option: Option, action: str, *, text: str | None = None, user=
         if clash is not None:
             raise ReviewError(f"the edited option repeats another option ({clash!r})")
         option.text = new_text
-    if action == "reject" and option.is_correct:
-        raise ReviewError("this is the correct option; it cannot be rejected here")
     option.review = ACTIONS[action]
     option.save(update_fields=["text", "review"])
     refresh_answer(question)

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotate.models import Job, Option, Question
 from annotate.services.access import game_for
 from casebook.interchange import LETTERS, name_key
+from review import permissions
 
 from .distractors import FREE_TEXT_KINDS
 from .jobs import JOB_KIND, start_distractor_job
@@ -140,13 +141,14 @@ def review(request: HttpRequest, slug: str) -> HttpResponse:
 def review_action(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Accept / edit / reject one option; JSON for the keyboard UI, a redirect for plain forms."""
     game, _ = game_for(request.user, slug)
-    option = get_object_or_404(Option, pk=pk, question__game=game)
+    option = get_object_or_404(Option.objects.select_related("question"), pk=pk, question__game=game)
     action = request.POST.get("action", "")
     try:
+        permissions.require(request.user, game, "edit", option.question)  # approved questions change only via review
         option = review_option(option, action, text=request.POST.get("text"), user=request.user)
-    except ReviewError as exc:
+    except (ReviewError, permissions.RoleError) as exc:
         if _wants_json(request):
-            return JsonResponse({"ok": False, "error": str(exc)}, status=400)
+            return JsonResponse({"ok": False, "error": str(exc)}, status=403 if isinstance(exc, permissions.RoleError) else 400)
         messages.error(request, str(exc))
         return redirect("generation:review", slug=game.slug)
     if _wants_json(request):

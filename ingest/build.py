@@ -157,17 +157,33 @@ def _role_of(name: str, decisions: list[SplitDecision], kind: str) -> str:
     return {CHARACTER: "script", MANUAL: "manual", CLUES: "clues"}[own[0].kind]
 
 
-def check_duplicates(digests: dict[str, str], game: ix.Game, replace: bool) -> Any:
-    """Raise DuplicateIngest when a file (sha256 → name) or the game was ingested before.
+def check_duplicates(digests: dict[str, str], game: ix.Game, replace: bool, user: Any = None) -> Any:
+    """Raise DuplicateIngest when a file (sha256 → name) or the game was ingested before, or when
+    ``user`` may not replace the game this package would overwrite.
 
     Called before reading (fail fast, no OCR wasted) and again inside the build transaction.
-    Returns the existing game row (or None).
+    ``user=None`` is the operator at the shell (full access). Files are de-duplicated only against
+    games the user can see, and messages name only those games. Returns the existing game row (or None).
     """
     from annotate import models as m
     from annotate.builder import find_existing
+    from annotate.services.access import can_manage, role_of, visible_games
 
     target = find_existing(game)
+    role = role_of(user, target) if user is not None and target is not None else m.Membership.Role.MANAGER
+    if target is not None and role is None:
+        raise DuplicateIngest(
+            f"the title '{game.title}' [{game.language}] is taken by a game you are not a member of; "
+            "choose another title"
+        )
+    if target is not None and replace and not can_manage(role):
+        raise DuplicateIngest(
+            f"replacing '{target.title}' needs the manager role in it (you are {role}); "
+            "ask one of its managers, or choose another title"
+        )
     earlier = m.SourceDocument.objects.filter(sha256__in=list(digests)).select_related("game")
+    if user is not None:
+        earlier = earlier.filter(game__in=visible_games(user))
     clashes = [doc for doc in earlier if not (replace and target is not None and doc.game_id == target.pk)]
     if clashes:
         lines = [f"{digests[doc.sha256]} was already ingested into '{doc.game.title}' "
@@ -196,7 +212,7 @@ def save_ingest(game: ix.Game, documents: list[DocumentRecord], *, replace: bool
     from annotate.builder import build_game
 
     with transaction.atomic():
-        check_duplicates({d.sha256: d.name for d in documents}, game, replace)
+        check_duplicates({d.sha256: d.name for d in documents}, game, replace, user)
         result = build_game(game, replace=replace, user=user)
         if result.status == "exists":
             raise DuplicateIngest("; ".join(p.message for p in result.problems) or "the game already exists")
@@ -216,6 +232,7 @@ def write_documents(row: Any, documents: list[DocumentRecord], split: list[dict[
     from django.core.files.base import ContentFile
 
     from annotate import models as m
+    from casebook.security import safe_file_name
 
     decisions = [SplitDecision(**d) for d in split]  # the split as dicts, before it is on the row
     for doc in documents:
@@ -223,7 +240,7 @@ def write_documents(row: Any, documents: list[DocumentRecord], split: list[dict[
             game=row, filename=doc.name, sha256=doc.sha256, media_type=doc.media_type,
             role=_role_of(doc.name, decisions, doc.kind), size=doc.size,
         )
-        source.file.save(PurePosixPath(doc.name).name, ContentFile(doc.data), save=False)
+        source.file.save(safe_file_name(PurePosixPath(doc.name).name, doc.data), ContentFile(doc.data), save=False)
         source.save()
         pages = []
         for page in doc.pages:

@@ -22,7 +22,7 @@ from . import ocr
 from .build import DocumentRecord, assemble_game, check_duplicates, save_ingest, split_sections
 from .clean import clean_text, usual_width
 from .images import candidates, deduplicate, to_clues
-from .read import Document, IngestError, SourceFile, collect_sources, read_sources
+from .read import MAX_TEXT_CHARS, Document, IngestError, SourceFile, collect_sources, read_sources
 from .split import CHARACTER, PageRef, plan_split
 
 Progress = Callable[[str, int, int], None]
@@ -147,6 +147,10 @@ def prepare(
                                  ocr_steps=options.ocr_steps)
         if not documents:
             raise IngestError("no file of the package could be read: " + "; ".join(str(p) for p in problems))
+        text_chars = sum(len(page.text) for d in documents for page in d.pages)
+        if text_chars > MAX_TEXT_CHARS:
+            raise IngestError(f"the package holds {text_chars:,} characters of text, more than the limit of "
+                              f"{MAX_TEXT_CHARS:,}; split it into games or remove what is not part of one. Nothing was saved.")
         if progress:
             progress("clean", 0, 1)
         clean_documents(documents, options.language)
@@ -203,7 +207,7 @@ def run_ingest(
     probe = Game(slug=options.title, title=options.title, language=options.language, origin=Origin.INGESTED)
 
     def precheck(sources: list[SourceFile]) -> None:
-        check_duplicates({s.sha256: s.name for s in sources}, probe, options.replace)
+        check_duplicates({s.sha256: s.name for s in sources}, probe, options.replace, user)
 
     prepared = prepare(paths, options, progress, precheck=precheck)
     if progress:

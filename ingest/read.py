@@ -31,6 +31,10 @@ from . import ocr
 MAX_FILE_BYTES = 300 * 1024 * 1024  # one file of a package
 MAX_PACKAGE_BYTES = 1024 * 1024 * 1024  # everything unpacked from a package
 MAX_ZIP_MEMBERS = 5000
+# A game's scripts, manual and clues are a few MB of text at most; far more is an accident or a
+# decompression bomb, refused before it is decoded (decoding multiplies its memory several times).
+MAX_TEXT_BYTES = 30 * 1024 * 1024  # TXT/Markdown files of one package together
+MAX_TEXT_CHARS = 20_000_000  # text extracted from the whole package (text layers, OCR, TXT)
 MAX_IMAGE_PIXELS = 100_000_000  # a 20,000×20,000 image is refused before it is decoded
 MIN_TEXT_LAYER_CHARS = 20  # fewer visible characters: the page is a scan (or blank)
 SCAN_COVERAGE = 0.8  # an image covering this much of a page is the page itself, not a clue
@@ -128,6 +132,11 @@ def _stage(name: str, data: bytes, workdir: Path, sources: list[SourceFile], pro
     except UnsupportedImage as exc:
         problems.append(Problem(name, str(exc), "skipped", severity="error"))
         return
+    if kind == "text" and sum(s.size for s in sources if s.kind == "text") + len(data) > MAX_TEXT_BYTES:
+        raise IngestError(
+            f"{name}: the package's text files add up to more than {MAX_TEXT_BYTES // 2**20} MB "
+            "(the limit; a game's scripts are far smaller). Nothing was saved."
+        )
     digest = hashlib.sha256(data).hexdigest()
     if any(s.sha256 == digest for s in sources):
         problems.append(Problem(name, "same bytes as another file of the package", "skipped the copy"))
@@ -157,7 +166,6 @@ def _read_zip(zip_path: Path, label: str, workdir: Path, sources: list[SourceFil
             problems.append(Problem(label, f"{len(members)} files in the archive (limit {MAX_ZIP_MEMBERS})",
                                     "skipped the archive", severity="error"))
             return
-        total = 0
         for info in sorted(members, key=lambda i: numeric_sort_key(i.filename)):
             inner = _safe_member(info.filename)
             where = f"{label}!{info.filename}"
@@ -168,9 +176,8 @@ def _read_zip(zip_path: Path, label: str, workdir: Path, sources: list[SourceFil
                 problems.append(Problem(where, f"{info.file_size:,} bytes unpacked (limit {MAX_FILE_BYTES:,})",
                                         "skipped", severity="error"))
                 continue
-            total += info.file_size
-            if total > MAX_PACKAGE_BYTES:
-                problems.append(Problem(where, f"archive unpacks to over {MAX_PACKAGE_BYTES:,} bytes",
+            if sum(s.size for s in sources) + info.file_size > MAX_PACKAGE_BYTES:  # the whole package, not one archive
+                problems.append(Problem(where, f"the package unpacks to over {MAX_PACKAGE_BYTES:,} bytes",
                                         "skipped the rest of the archive", severity="error"))
                 return
             try:

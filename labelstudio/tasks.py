@@ -1,8 +1,8 @@
 """Push and pull as background jobs: an ``annotate.models.Job`` row carries state and progress.
 
 :func:`start_job` records the job and enqueues :data:`labelstudio_task` (a ``db_worker`` runs it;
-tests use the immediate backend). The token travels in ``Job.params`` only until the job ends,
-then it is wiped, so it does not stay in the database.
+tests use the immediate backend). The token waits in ``Job.params`` only encrypted
+(``casebook.security.seal``) and is wiped when the job starts, so it never sits there in plain text.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 from django_tasks import task
 
 from annotate.models import Game, Job
+from casebook.security import seal, unseal
 
 from . import config, service
 from .client import LabelStudioError
@@ -26,7 +27,7 @@ def create_job(game: Game, action: str, *, url: str, token: str, kinds: list[str
     """The job row (state queued), not yet enqueued. Raises ValueError on a bad action or kinds."""
     if action not in JOB_KINDS:
         raise ValueError(f"unknown action {action!r}: use push or pull")
-    params: dict[str, Any] = {"action": action, "url": url.strip(), "token": token.strip()}
+    params: dict[str, Any] = {"action": action, "url": url.strip(), "sealed_token": seal(token.strip())}
     if action == "push":
         params["kinds"] = config.normalise_kinds(kinds)
     else:
@@ -52,8 +53,13 @@ def run_job(job_id: int) -> dict[str, Any]:
     """Run a queued push/pull to the end; never raises (the job row carries any failure)."""
     job = Job.objects.select_related("game", "user").get(pk=job_id)
     params = dict(job.params)
-    token = params.pop("token", "")
+    sealed = params.pop("sealed_token", "")
     Job.objects.filter(pk=job.pk).update(state=Job.State.RUNNING, message="connecting to Label Studio", params=params)
+    try:
+        token = unseal(sealed)
+    except ValueError as exc:
+        Job.objects.filter(pk=job.pk).update(state=Job.State.FAILED, message=str(exc), result={"error": str(exc)})
+        return {"error": str(exc)}
 
     def progress(done: int, total: int, message: str) -> None:
         Job.objects.filter(pk=job.pk).update(done=done, total=total, message=message[:500])

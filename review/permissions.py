@@ -25,6 +25,7 @@ ACTIONS: dict[str, str] = {
     "validate": ANNOTATOR,
     "label": ANNOTATOR,
     "edit": ANNOTATOR,  # own drafts / rejected items only; reviewers edit anything
+    "ground_truth": REVIEWER,  # cast, kills, key statements: the answer key approved questions rest on
     "submit": ANNOTATOR,  # own items only; reviewers submit anything
     "withdraw": ANNOTATOR,  # own items only
     "approve": REVIEWER,
@@ -82,6 +83,10 @@ def require(user, game: Game, action: str, item=None) -> str:
     if not can(user, game, action, item, role=role):
         needed = ACTIONS[action]
         if has_role(role, needed) and action in OWN_ONLY:
+            status = getattr(item, "status", "")
+            if status in (Status.APPROVED, Status.SUBMITTED):
+                raise RoleError(f"This item is {status}: it changes only through review. "
+                                "Ask a reviewer to reopen it (request reopening on its review page).")
             raise RoleError(f"Annotators may {action} only their own draft or rejected items; this one is not.")
         raise RoleError(f"'{action}' needs the {needed} role in {game.title}; you are {role}.")
     return role

@@ -20,6 +20,8 @@ from .models import ITEM_TYPES, Assignment, Comment
 STATES = [s.value for s in Status]
 ITEM_MODELS = audit.MODELS
 DONE_STATES = (Status.SUBMITTED, Status.APPROVED)
+# A comment starting with this asks the reviewers to reopen an approved item; the queue lists them.
+REOPEN_PREFIX = "Reopening requested:"
 
 
 class WorkflowError(ValueError):
@@ -147,6 +149,18 @@ def add_comment(game: Game, user, item, text: str) -> Comment:
     if len(text) > 5000:
         raise WorkflowError("Comments are limited to 5000 characters.")
     return Comment.objects.create(game=game, item_type=audit.item_type(item), item_id=item.pk, author=user, text=text)
+
+
+def reopen_requests(user, limit: int = 50) -> list[Comment]:
+    """Open reopening requests in the games ``user`` reviews: the item is still approved or submitted."""
+    games = permissions.games_with_role(user, permissions.REVIEWER)
+    found = []
+    for comment in (Comment.objects.filter(game__in=games, text__startswith=REOPEN_PREFIX)
+                    .select_related("game", "author").order_by("-created_at")[:limit]):
+        item = ITEM_MODELS[comment.item_type].objects.filter(pk=comment.item_id, game=comment.game).first()
+        if item is not None and item.status in DONE_STATES:
+            found.append(comment)
+    return found
 
 
 # ---- assignments ------------------------------------------------------------------------------

@@ -65,6 +65,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     query = request.GET.copy()
     query.pop("offset", None)
     return render(request, "review/queue.html", {
+        "reopen_requests": services.reopen_requests(request.user),
         "rows": listing.rows, "listing": listing, "games": games, "filters": f, "state": state, "states": services.STATES,
         "item_types": ITEM_TYPES, "kinds": KIND_LABELS.items(), "querystring": query.urlencode(),
         "authors": sorted({u for u in get_user_model().objects.filter(memberships__game__in=games)
@@ -154,7 +155,10 @@ def comment(request: HttpRequest, slug: str, item_type: str, pk: int) -> HttpRes
     game, _ = permissions.game_for(request.user, slug, "comment")
     item = _item(game, item_type, pk)
     try:
-        services.add_comment(game, request.user, item, request.POST.get("text", ""))
+        text = request.POST.get("text", "").strip()
+        if request.POST.get("reopen") and text:  # "request reopening" from a read-only editor
+            text = f"{services.REOPEN_PREFIX} {text}"
+        services.add_comment(game, request.user, item, text)
     except services.WorkflowError as exc:
         messages.error(request, str(exc))
     return redirect("review:item", slug=slug, item_type=item_type, pk=pk)

@@ -55,3 +55,26 @@ def game_for(user, slug: str, *, min_role: str = Membership.Role.ANNOTATOR) -> t
 
 def can_manage(role: str | None) -> bool:
     return role is not None and ROLE_RANK.get(role, 0) >= ROLE_RANK[Membership.Role.MANAGER]
+
+
+class LastManager(ValueError):
+    """Demoting or removing this member would leave the game with nobody who can manage it."""
+
+
+def set_membership(game: Game, user, role: str | None) -> None:
+    """Give ``user`` ``role`` in ``game`` (``None`` removes them), never removing the last manager.
+
+    The game's manager rows are locked first, so two managers demoting each other at once cannot
+    both succeed.
+    """
+    from django.db import transaction
+
+    with transaction.atomic():
+        managers = list(Membership.objects.select_for_update().filter(game=game, role=Membership.Role.MANAGER)
+                        .values_list("user_id", flat=True))
+        if role != Membership.Role.MANAGER and managers == [user.pk]:
+            raise LastManager(f"{user.get_username()} is the last manager of this game; make someone else manager first.")
+        if role is None:
+            Membership.objects.filter(game=game, user=user).delete()
+        else:
+            Membership.objects.update_or_create(game=game, user=user, defaults={"role": role})

@@ -12,6 +12,7 @@ from PIL import Image, UnidentifiedImageError
 from annotate.models import Character, Clue, Game
 from annotate.services import audit
 from casebook.interchange import ClueKind, ImageKind
+from casebook.security import safe_file_name
 
 MAX_IMAGE_BYTES = 30 * 1024 * 1024
 MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp", "BMP": "image/bmp"}
@@ -62,7 +63,7 @@ def add_clue(game: Game, *, title: str = "", text: str = "", owner_id: int | Non
         clue = Clue(game=game, key=key, kind=ClueKind.IMAGE, title=title.strip() or name, owner=owner, position=position,
                     filename=name, media_type=media_type, sha256=hashlib.sha256(data).hexdigest(), image_kind=image_kind,
                     ocr_text=text.strip())
-        clue.image.save(name, ContentFile(data), save=False)
+        clue.image.save(safe_file_name(name, data), ContentFile(data), save=False)
     else:
         if not text.strip():
             raise ClueError("A text clue needs its text (or upload an image).")

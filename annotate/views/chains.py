@@ -119,6 +119,7 @@ def _edit_chain(request: HttpRequest, game, chain: ReasoningChain) -> HttpRespon
 def key_statements(request: HttpRequest, slug: str) -> HttpResponse:
     """Add or remove a key statement (WhodunitBench SPC ground truth) owned by a key role."""
     game, _ = access.game_for(request.user, slug)
+    review_permissions.require(request.user, game, "ground_truth")
     if request.POST.get("action") == "delete":
         item = KeyStatement.objects.filter(game=game, pk=int_or_none(request.POST.get("id"))).first()
         if item:

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from annotate.forms import CharacterFormSet, ScriptForm, int_or_none
 from annotate.models import Character, Kill
 from annotate.services import access, audit
+from review import permissions as review_permissions
 
 CHAR_FIELDS = ("id", "game_id", "name", "aliases", "playable", "is_victim", "is_murderer", "key_role", "goals", "position")
 
@@ -19,6 +20,8 @@ def characters(request: HttpRequest, slug: str) -> HttpResponse:
     game, role = access.game_for(request.user, slug)
     queryset = Character.objects.filter(game=game).only(*CHAR_FIELDS)
     action = request.POST.get("action") if request.method == "POST" else None
+    if action:
+        review_permissions.require(request.user, game, "ground_truth")
     formset = CharacterFormSet(request.POST if action == "characters" else None, queryset=queryset)
     if action == "characters":
         if formset.is_valid():
@@ -91,6 +94,8 @@ def character_script(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Edit a role script by hand (games created in the browser have no ingested script)."""
     game, role = access.game_for(request.user, slug)
     char = get_object_or_404(Character, game=game, pk=pk)
+    if request.method == "POST":
+        review_permissions.require(request.user, game, "ground_truth")
     form = ScriptForm(request.POST or None, instance=char)
     if request.method == "POST" and form.is_valid():
         if char.spans.exists() and "script" in form.changed_data:

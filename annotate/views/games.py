@@ -90,15 +90,20 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
         messages.error(request, f"No user called “{username}”.")
-    elif role == "remove":
-        deleted, _ = Membership.objects.filter(game=game, user=user).delete()
-        if deleted:
-            audit.record(game, request.user, game, "member-removed", {"user": username}, None)
-        messages.success(request, f"{username} is no longer a member.")
-    elif role in Membership.Role.values:
-        Membership.objects.update_or_create(game=game, user=user, defaults={"role": role})
-        audit.record(game, request.user, game, "member", None, {"user": username, "role": role})
-        messages.success(request, f"{username} is now {role}.")
-    else:
+    elif role != "remove" and role not in Membership.Role.values:
         messages.error(request, "Pick a role.")
+    else:
+        was_member = Membership.objects.filter(game=game, user=user).exists()
+        try:
+            access.set_membership(game, user, None if role == "remove" else role)
+        except access.LastManager as exc:
+            messages.error(request, str(exc))
+        else:
+            if role == "remove":
+                if was_member:
+                    audit.record(game, request.user, game, "member-removed", {"user": username}, None)
+                messages.success(request, f"{username} is no longer a member.")
+            else:
+                audit.record(game, request.user, game, "member", None, {"user": username, "role": role})
+                messages.success(request, f"{username} is now {role}.")
     return redirect("annotate:workspace", slug=slug)

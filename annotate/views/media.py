@@ -1,7 +1,6 @@
 """Uploaded files (clue images, page previews, source documents), served only to game members."""
 from __future__ import annotations
 
-import mimetypes
 from pathlib import Path
 
 from django.conf import settings
@@ -10,6 +9,7 @@ from django.http import FileResponse, Http404, HttpRequest
 
 from annotate.models import Clue, Page, SourceDocument
 from annotate.services import access
+from casebook.security import INLINE_TYPES, MEDIA_CSP, sniff_media_type
 
 
 def game_id_of_file(name: str) -> int | None:
@@ -23,6 +23,7 @@ def game_id_of_file(name: str) -> int | None:
 
 @login_required
 def protected_media(request: HttpRequest, path: str) -> FileResponse:
+    """Serve a member's file with its sniffed type; see ``casebook.security`` for why."""
     root = Path(settings.MEDIA_ROOT).resolve()
     full = (root / path).resolve()
     if root not in full.parents or not full.is_file():
@@ -30,7 +31,12 @@ def protected_media(request: HttpRequest, path: str) -> FileResponse:
     game_id = game_id_of_file(path)
     if game_id is None or not access.visible_games(request.user).filter(pk=game_id).exists():
         raise Http404("No such file")
-    response = FileResponse(full.open("rb"), content_type=mimetypes.guess_type(full.name)[0] or "application/octet-stream")
+    handle = full.open("rb")
+    media_type = sniff_media_type(handle.read(16))
+    handle.seek(0)
+    inline = media_type in INLINE_TYPES  # only raster images; anything else downloads, never renders
+    response = FileResponse(handle, content_type=media_type, as_attachment=not inline, filename=full.name)
     response["Cache-Control"] = "private, max-age=3600"
     response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = MEDIA_CSP
     return response

@@ -111,7 +111,19 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
         question = get_object_or_404(Question.objects.prefetch_related("options", "evidence"), game=game, pk=pk)
     conflict = None
     error = None
-    if request.method == "POST":
+    locked = question is not None and not review_permissions.can(request.user, game, "edit", question, role=role)
+    status = 200
+    if request.method == "POST" and locked:
+        # Refused, but nothing the user typed is lost: the form comes back with their text, which
+        # is also kept as their server draft (the browser's copy is cleared on submit).
+        state = _state_from_post(request.POST)
+        state["status"] = question.status
+        Draft.objects.update_or_create(user=request.user, game=game, key=f"question:{pk}",
+                                       defaults={"data": _draft_from_post(request.POST, state),
+                                                 "base_version": state["version"]})
+        error = _locked_message(question)
+        status = 403
+    elif request.method == "POST":
         review_permissions.require(request.user, game, "edit" if question is not None else "create", question)
         state = _state_from_post(request.POST)
         # The state only moves through the review workflow (review.states), never through this form.
@@ -147,6 +159,7 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
     draft = Draft.objects.filter(user=request.user, game=game, key=f"question:{pk or 'new'}").only("data", "base_version", "updated_at").first()
     return render(request, "annotate/question_form.html", {
         "game": game, "role": role, "question": question, "state": state, "error": error, "conflict": conflict,
+        "locked": locked, "locked_message": _locked_message(question) if locked else "",
         "kinds": [(k, KIND_LABELS[k]) for k in QuestionKind], "characters": characters, "image_clues": image_clues,
         "nodes": nodes, "spans": spans, "statuses": list(Status), "letters": LETTERS,
         "config": json.dumps({
@@ -158,7 +171,22 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
             "serverDraft": draft.data if draft else None, "serverDraftVersion": draft.base_version if draft else None,
         }, ensure_ascii=False),
         "tab": "questions",
-    })
+    }, status=status)
+
+
+def _locked_message(question: Question) -> str:
+    if question.status in (Status.APPROVED, Status.SUBMITTED):
+        return (f"This question is {question.status}: it changes only through review. Ask a reviewer to reopen "
+                "it (“Request reopening” below); your text is kept as a draft.")
+    return "Only its author or a reviewer may change this question; your text is kept as a draft."
+
+
+def _draft_from_post(post, state: dict) -> dict:
+    """The posted form in the shape ``question.js`` keeps drafts in, so “Restore it” brings it back."""
+    skip = {"csrfmiddlewaretoken", "version", "evidence", "option_row"}
+    fields = {k: v for k, v in post.items() if k not in skip and not k.startswith("option_")}
+    return {"fields": fields, "options": [[text, correct] for _, text, correct in state["options"]],
+            "evidence": sorted(str(e) for e in state["evidence"])}
 
 
 @login_required

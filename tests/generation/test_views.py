@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotate.models import Job, Option
+from annotate.models import Job, Option, Question
 
 from .conftest import bare_copy
 
@@ -34,6 +34,7 @@ def test_outsiders_get_404_and_anonymous_users_log_in(client, sin_zh, django_use
 
 def test_generate_one_question_then_review_it(anna, sin_zh, no_llm, immediate_tasks):
     q = bare_copy(sin_zh.questions.filter(sub_type="how").first())
+    Question.objects.filter(pk=q.pk).update(author_id=anna.session["_auth_user_id"])  # anna's own draft
     page = anna.get(_url("index", sin_zh))
     assert page.status_code == 200 and "offline heuristics" in page.content.decode()
 

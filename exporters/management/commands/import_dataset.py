@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from exporters.service import IMPORT_FORMATS, import_dataset
+from exporters.service import IMPORT_FORMATS, ImportTooLarge, import_dataset
 
 
 class Command(BaseCommand):
@@ -33,10 +33,13 @@ class Command(BaseCommand):
         path: Path = opts["path"]
         if not path.exists():
             raise CommandError(f"{path} does not exist")
-        summary = import_dataset(
-            opts["format"], path, replace=opts["replace"],
-            progress=lambda it: tqdm(list(it), desc="importing", unit="game", disable=opts["verbosity"] == 0),
-        )
+        try:
+            summary = import_dataset(
+                opts["format"], path, replace=opts["replace"],
+                progress=lambda it: tqdm(list(it), desc="importing", unit="game", disable=opts["verbosity"] == 0),
+            )
+        except ImportTooLarge as exc:
+            raise CommandError(str(exc)) from None
         out = self.stdout
         for problem in summary.problems:
             out.write(f"  {problem}")
