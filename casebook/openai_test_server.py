@@ -117,8 +117,10 @@ class OpenAITestServer:
     """Start with ``with OpenAITestServer(...) as server`` (or :meth:`start` / :meth:`stop`)."""
 
     def __init__(self, reply: str = "A", responder: Responder | None = None, latency: float = 0.0,
-                 fail_after: int | None = None, fail_status: int = 500) -> None:
+                 fail_after: int | None = None, fail_status: int = 500, port: int = 0) -> None:
         self.reply = reply
+        #: 0 = a free port; give an earlier server's port to restart "the same endpoint"
+        self.requested_port = port
         self.responder = responder
         self.latency = latency
         #: after this many requests every further request fails with ``fail_status`` (a dying endpoint)
@@ -195,7 +197,7 @@ class OpenAITestServer:
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # client gave up (timeout)
                     self.wfile.write(body)
 
-        self._httpd = _Server(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(("127.0.0.1", self.requested_port), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="openai-test-server", daemon=True)

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from evaluation.client import EndpointAuthError
 from evaluation.config import ConfigError, EvalConfig
 from evaluation.engine import make_client
 from evaluation.report import compare_reports, format_short_table, write_report
@@ -48,6 +49,9 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token-budget", type=int, default=None, help="context tokens per request")
     parser.add_argument("--price-in", type=float, default=None, help="USD per 1M prompt tokens")
     parser.add_argument("--price-out", type=float, default=None, help="USD per 1M completion tokens")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
+    parser.add_argument("--refresh-failed", action="store_true",
+                        help="re-send requests whose cached reply is empty (caches written by older versions)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--no-charts", action="store_true", help="skip the PNG charts (tables and JSON only)")
     parser.add_argument("--out", type=Path, required=True, help="report directory to write")
@@ -67,7 +71,8 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
         "cache_dir": args.cache_dir, "seed": args.seed, "temperature": args.temperature,
         "max_tokens": args.max_tokens, "timeout": args.timeout, "max_retries": args.max_retries,
         "price_in": args.price_in, "price_out": args.price_out, "progress": not args.no_progress,
-        "charts": not getattr(args, "no_charts", False),
+        "charts": not getattr(args, "no_charts", False), "no_cache": getattr(args, "no_cache", False),
+        "refresh_failed": getattr(args, "refresh_failed", False),
     }
     if args.token_budget is not None:
         kwargs["token_budget"] = args.token_budget
@@ -102,9 +107,11 @@ def evaluate(config: EvalConfig) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "benchmark": config.format, "model": config.model, "perspective": config.perspective,
         "language": config.language, **core,
-        "requests": {"sent": stats["sent"], "cached": stats["cached"], "failed": stats["failed"]},
-        "usage": {k: v for k, v in stats.items() if k not in ("sent", "cached", "failed")},
-        "unparseable": sum(1 for r in rows if r.answer is None and r.category != "cmd"),
+        "requests": {"sent": stats["sent"], "cached": stats["cached"], "failed": stats["failed"],
+                     "failed_by_reason": stats.get("failed_by_reason", {}),
+                     "endpoint": client.endpoint if client else None},
+        "usage": {k: v for k, v in stats.items() if k not in ("sent", "cached", "failed", "failed_by_reason")},
+        "unparseable": sum(1 for r in rows if r.status == "unparseable"),
         "elapsed_s": round(time.monotonic() - started, 3),
     }
     write_report(config.out, summary, rows, config.as_dict(), extra_md, charts=config.charts)
@@ -120,6 +127,9 @@ def run_evaluate(args: argparse.Namespace, stdout=None, stderr=None) -> int:
     except (ConfigError, OSError) as exc:  # bad options, unreadable export, unwritable report dir
         print(f"error: {exc}", file=stderr)
         return 2
+    except EndpointAuthError as exc:
+        print(f"error: {exc}", file=stderr)
+        return 3
     except KeyboardInterrupt:
         print("interrupted: every answer received so far is in the cache; rerun the same command to resume "
               "(only the missing requests are sent)", file=stderr)
@@ -129,11 +139,28 @@ def run_evaluate(args: argparse.Namespace, stdout=None, stderr=None) -> int:
     cost = summary["usage"].get("cost_usd")
     print(f"\nrequests: {requests['sent']} sent, {requests['cached']} cached, {requests['failed']} failed"
           + (f"; estimated cost ${cost:.4f}" if cost else ""), file=stdout)
-    if requests["failed"]:
-        print(f"warning: {requests['failed']} requests failed and count as wrong answers; rerun the same "
-              "command to retry only those (answers already received come from the cache)", file=stderr)
+    outcomes = summary.get("outcomes", {})
+    if outcomes.get("failed"):
+        print(failure_message(outcomes["failed_by_reason"]), file=stderr)
     print(f"report written to {config.out.resolve()}", file=stdout)
-    return 1 if requests["failed"] else 0
+    return 1 if requests["failed"] or outcomes.get("failed") else 0
+
+
+FAILURE_ADVICE = {
+    "context": "the prompt is longer than the server's context; rerunning fails the same way — lower "
+               "--token-budget or give --max-context",
+    "auth": "the endpoint refused the key",
+    "server": "the server returned an error or a broken reply; rerun the same command to retry only those",
+    "timeout": "no reply within --timeout; raise --timeout or lower --concurrency, then rerun",
+    "judge": "the judge failed or its verdict could not be read; rerun to retry the judge",
+}
+
+
+def failure_message(by_reason: dict[str, int]) -> str:
+    """One line per failure reason: how many, and what to do about it."""
+    lines = [f"warning: {sum(by_reason.values())} rows failed and are NOT scored (left out of every accuracy):"]
+    lines += [f"  {count} × {reason}: {FAILURE_ADVICE.get(reason, '')}" for reason, count in by_reason.items()]
+    return "\n".join(lines)
 
 
 def run_compare(args: argparse.Namespace, stdout=None, stderr=None) -> int:

@@ -2,9 +2,13 @@
 
 - :class:`ChatRequest` is everything that decides an answer (model, messages, parameters); its
   :meth:`~ChatRequest.key` is the SHA-256 of that request as canonical JSON.
-- :class:`ResponseCache` stores one JSON file per successful response under that key, written
-  atomically as each answer arrives: a rerun sends zero requests and an interrupted run resumes
-  with only the missing ones. Failures are never cached, so they are retried next time.
+- :class:`ResponseCache` stores one JSON file per successful response under that key (which also
+  names the endpoint, so two servers never share answers), written atomically as each answer
+  arrives: a rerun sends zero requests and an interrupted run resumes with only the missing ones.
+  Failures, empty replies and broken 200 responses (non-JSON body, ``choices: []``) are never
+  cached, so they are retried next time.
+- Every failure carries a reason (:data:`FAILURE_REASONS`); 401/403 stops the whole run at once
+  (:class:`EndpointAuthError`): every further request would fail the same way.
 - :class:`ChatClient` sends requests with the async ``openai`` SDK under a semaphore (bounded
   concurrency), retrying 429 / 5xx / timeouts / connection errors with exponential backoff and
   full jitter (a server's ``Retry-After`` is honoured when longer), and adds up token usage and a
@@ -27,8 +31,46 @@ from typing import Any
 from tqdm import tqdm
 
 __all__ = [
-    "ChatClient", "ChatRequest", "ChatResult", "Prices", "ResponseCache", "Usage", "DEFAULT_PRICES",
+    "ChatClient", "ChatRequest", "ChatResult", "EndpointAuthError", "FAILURE_REASONS", "Prices", "ResponseCache",
+    "Usage", "DEFAULT_PRICES", "classify_failure",
 ]
+
+#: why a request ended without an answer
+FAILURE_REASONS = {
+    "context": "the prompt is longer than the server's context window (HTTP 400 naming the context/tokens)",
+    "auth": "the endpoint refused the key (HTTP 401/403)",
+    "server": "HTTP error, connection error, or a broken/empty 200 response",
+    "timeout": "no reply within --timeout seconds of sending",
+}
+_CONTEXT_WORDS = ("context", "token", "too long", "exceeds", "maximum", "n_ctx")
+
+
+class EndpointAuthError(RuntimeError):
+    """The endpoint answered 401/403: the run stops at once instead of failing every request."""
+
+
+class BrokenResponseError(RuntimeError):
+    """An HTTP 200 whose body is not a usable chat completion (no JSON, ``choices: []``, no content)."""
+
+
+def classify_failure(exc: Exception) -> str:
+    """``context`` / ``auth`` / ``timeout`` / ``server`` for an exception from the SDK."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout"
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code in (401, 403):
+            return "auth"
+        text = str(exc).lower()
+        if exc.status_code in (400, 413) and any(word in text for word in _CONTEXT_WORDS):
+            return "context"
+    return "server"
+
+
+def endpoint_id(base_url: str | None) -> str:
+    """The endpoint as part of the cache key: the SDK's default when no --base-url is given."""
+    return (base_url or "https://api.openai.com/v1").rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -59,15 +101,17 @@ class ChatRequest:
         return json.dumps({"model": self.model, "messages": self.messages, "params": self.params},
                           ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
-    def key(self) -> str:
-        """Cache key: a change in any message, parameter or the model is a different request.
+    def key(self, endpoint: str = "") -> str:
+        """Cache key: a change of endpoint, model, any message or parameter is a different request.
 
-        Memoised (image requests serialise megabytes); build a new request rather than mutating one.
+        Memoised per endpoint (image requests serialise megabytes); build a new request rather
+        than mutating one.
         """
-        cached = self.__dict__.get("_key")
-        if cached is None:
-            cached = self.__dict__["_key"] = hashlib.sha256(self.canonical().encode("utf-8")).hexdigest()
-        return cached
+        memo = self.__dict__.setdefault("_keys", {})
+        if endpoint not in memo:
+            text = (endpoint + "\n" if endpoint else "") + self.canonical()
+            memo[endpoint] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return memo[endpoint]
 
 
 @dataclass
@@ -91,6 +135,7 @@ class ChatResult:
     cached: bool = False
     error: str = ""
     attempts: int = 0
+    failure: str = ""  # a FAILURE_REASONS key when content is None
 
 
 class ResponseCache:
@@ -111,8 +156,8 @@ class ResponseCache:
         except (json.JSONDecodeError, UnicodeDecodeError):
             return None  # a torn file from a crash: treat as missing, it will be rewritten
 
-    def put(self, request: ChatRequest, content: str, usage: Usage) -> None:
-        path = self._path(request.key())
+    def put(self, key: str, request: ChatRequest, content: str, usage: Usage) -> None:
+        path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         record = {
             "content": content,
@@ -158,14 +203,64 @@ def is_retryable(exc: Exception) -> bool:
     return False
 
 
+class AdaptiveLimit:
+    """Requests in flight, adapting to a server that queues (additive increase, multiplicative decrease).
+
+    The limit starts at the configured concurrency. A reply whose latency exceeds
+    ``slow_factor`` × the fastest latency seen so far (the server is queueing our requests), or a
+    timeout, halves the limit (at least 1); a reply near the fastest latency raises it by one, up
+    to the configured maximum. So ``--concurrency 8`` against a one-request-at-a-time server soon
+    sends one or two at a time instead of timing out queued requests and re-sending them.
+    """
+
+    def __init__(self, maximum: int, slow_factor: float = 3.0, min_latency_floor: float = 0.05) -> None:
+        self.maximum = max(1, maximum)
+        self.limit = self.maximum
+        self.slow_factor = slow_factor
+        self.floor = min_latency_floor
+        self.fastest: float | None = None
+        self.in_flight = 0
+        self.lowest_limit = self.limit
+        self._cond = asyncio.Condition()
+
+    async def __aenter__(self) -> AdaptiveLimit:
+        async with self._cond:
+            await self._cond.wait_for(lambda: self.in_flight < self.limit)
+            self.in_flight += 1
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        async with self._cond:
+            self.in_flight -= 1
+            self._cond.notify_all()
+
+    def observe(self, latency: float | None) -> None:
+        """Record one reply's latency (None = timed out)."""
+        if latency is not None:
+            self.fastest = latency if self.fastest is None else min(self.fastest, latency)
+        baseline = max(self.fastest or 0.0, self.floor)
+        if latency is None or latency > self.slow_factor * baseline:
+            self.limit = max(1, self.limit // 2)
+        elif latency <= 1.5 * baseline and self.limit < self.maximum:
+            self.limit += 1
+        self.lowest_limit = min(self.lowest_limit, self.limit)
+
+
 class ChatClient:
-    """Async chat client with a cache, bounded concurrency and retries; counts sent and cached."""
+    """Async chat client with a cache, adaptive bounded concurrency and retries; counts sent and cached.
+
+    ``timeout`` runs from the moment a request is sent (requests waiting for a free slot are not
+    on the clock). ``refresh_failed`` re-sends cached entries that hold an empty reply (written by
+    versions that cached broken responses).
+    """
 
     def __init__(self, *, base_url: str | None = None, api_key: str | None = None,
                  cache: ResponseCache | None = None, concurrency: int = 8, max_retries: int = 5,
                  timeout: float = 120.0, backoff_base: float = 0.5, backoff_max: float = 30.0,
-                 prices: Prices | None = None, progress: bool = True, seed: int | None = None) -> None:
+                 prices: Prices | None = None, progress: bool = True, seed: int | None = None,
+                 refresh_failed: bool = False) -> None:
         self.base_url = base_url
+        self.endpoint = endpoint_id(base_url)
         self.api_key = api_key or "not-needed"
         self.cache = cache
         self.concurrency = max(1, concurrency)
@@ -175,12 +270,18 @@ class ChatClient:
         self.backoff_max = backoff_max
         self.prices = prices or Prices()
         self.progress = progress
+        self.refresh_failed = refresh_failed
         self._jitter = random.Random(seed)
         self.sent = 0  # HTTP requests actually sent (retries included)
         self.cached = 0  # answers served from the cache
         self.failed = 0  # requests that failed for good
+        self.failed_by_reason: dict[str, int] = {}
         self.usage = Usage()  # tokens of responses received in this session
         self.cached_usage = Usage()  # tokens recorded for cached responses (what they cost once)
+        self.limiter: AdaptiveLimit | None = None
+
+    def key(self, request: ChatRequest) -> str:
+        return request.key(self.endpoint)
 
     @property
     def cost(self) -> float:
@@ -193,44 +294,74 @@ class ChatClient:
         hint = retry_after(exc)
         return max(delay, hint) if hint is not None else delay
 
-    async def _send(self, client: Any, request: ChatRequest) -> ChatResult:
+    async def _post(self, client: Any, request: ChatRequest) -> tuple[str, Usage]:
+        """One HTTP request; a reply without usable content raises :class:`BrokenResponseError`."""
         from openai.types.chat import ChatCompletion
 
-        key = request.key()
-        last_error = ""
+        # client.post (the SDK's documented raw route) instead of chat.completions.create: same
+        # HTTP request and errors, without ~4 ms of per-request parameter transformation.
+        response = await client.post("/chat/completions", cast_to=ChatCompletion,
+                                     body={"model": request.model, "messages": request.messages, **request.params})
+        if not isinstance(response, ChatCompletion):
+            raise BrokenResponseError("the server answered HTTP 200 with a body that is not a chat completion")
+        if not response.choices:
+            raise BrokenResponseError("the server answered HTTP 200 with no choices")
+        message = response.choices[0].message
+        content = message.content if message else None
+        if not content or not content.strip():
+            raise BrokenResponseError("the server answered HTTP 200 with an empty reply")
+        raw_usage = response.usage
+        usage = Usage(getattr(raw_usage, "prompt_tokens", 0) or 0, getattr(raw_usage, "completion_tokens", 0) or 0)
+        return content, usage
+
+    async def _send(self, client: Any, request: ChatRequest) -> ChatResult:
+        import openai
+
+        key = self.key(request)
+        last_error, reason = "", "server"
         for attempt in range(self.max_retries + 1):
-            self.sent += 1
-            try:
-                # client.post (the SDK's documented raw route) instead of chat.completions.create:
-                # same HTTP request, retries and errors, without ~4 ms of per-request parameter
-                # transformation, which otherwise caps throughput at high concurrency.
-                response = await client.post(
-                    "/chat/completions", cast_to=ChatCompletion,
-                    body={"model": request.model, "messages": request.messages, **request.params})
-            except Exception as exc:  # noqa: BLE001 - every failure becomes a result, never a crash
-                last_error = f"{type(exc).__name__}: {exc}"
-                if is_retryable(exc) and attempt < self.max_retries:
-                    await asyncio.sleep(self._backoff(attempt, exc))
-                    continue
-                return ChatResult(key, None, error=last_error, attempts=attempt + 1)
-            choices = getattr(response, "choices", None) or []
-            content = (choices[0].message.content if choices and choices[0].message else None) or ""
-            raw_usage = getattr(response, "usage", None)
-            usage = Usage(getattr(raw_usage, "prompt_tokens", 0) or 0, getattr(raw_usage, "completion_tokens", 0) or 0)
-            self.usage.add(usage)
-            if self.cache is not None:
-                self.cache.put(request, content, usage)
-            return ChatResult(key, content, usage, attempts=attempt + 1)
-        return ChatResult(key, None, error=last_error, attempts=self.max_retries + 1)  # pragma: no cover
+            limiter = self.limiter or AdaptiveLimit(self.concurrency)
+            async with limiter:
+                self.sent += 1
+                started = time.monotonic()
+                try:
+                    content, usage = await self._post(client, request)
+                except Exception as exc:  # noqa: BLE001 - every failure becomes a result, never a crash
+                    reason = "server" if isinstance(exc, (BrokenResponseError, openai.APIResponseValidationError)) \
+                        else classify_failure(exc)
+                    limiter.observe(None if reason == "timeout" else time.monotonic() - started)
+                    error = exc
+                else:
+                    limiter.observe(time.monotonic() - started)
+                    self.usage.add(usage)
+                    if self.cache is not None:
+                        self.cache.put(key, request, content, usage)
+                    return ChatResult(key, content, usage, attempts=attempt + 1)
+            last_error = f"{type(error).__name__}: {error}"
+            if reason == "auth":
+                raise EndpointAuthError(
+                    f"the endpoint {self.endpoint} refused the request ({last_error}); check the API key "
+                    "(--api-key-env) and the model name — the run was stopped")
+            broken = isinstance(error, (BrokenResponseError, ValueError))  # ValueError: a 200 body that is not JSON
+            retryable = reason != "context" and (broken or is_retryable(error))
+            if retryable and attempt < self.max_retries:
+                await asyncio.sleep(self._backoff(attempt, error))
+                continue
+            return ChatResult(key, None, error=last_error, attempts=attempt + 1, failure=reason)
+        return ChatResult(key, None, error=last_error, attempts=self.max_retries + 1, failure=reason)  # pragma: no cover
 
     def lookup(self, request: ChatRequest) -> ChatResult | None:
         if self.cache is None:
             return None
-        hit = self.cache.get(request.key())
+        key = self.key(request)
+        hit = self.cache.get(key)
         if hit is None:
             return None
+        content = hit.get("content")
+        if not isinstance(content, str) or (self.refresh_failed and not content.strip()):
+            return None
         usage = Usage(**hit.get("usage", {}))
-        return ChatResult(request.key(), hit.get("content", ""), usage, cached=True)
+        return ChatResult(key, content, usage, cached=True)
 
     async def run(self, requests: Sequence[ChatRequest], desc: str = "requests") -> list[ChatResult]:
         """Answer every request (cache first), in the order given."""
@@ -251,13 +382,13 @@ class ChatClient:
     async def _run_pending(self, requests: Sequence[ChatRequest], pending: Iterable[int],
                            results: list[ChatResult | None], desc: str) -> list[ChatResult | None]:
         pending = list(pending)
-        semaphore = asyncio.Semaphore(self.concurrency)
+        self.limiter = AdaptiveLimit(self.concurrency)
         # Identical requests inside one batch are sent once.
         first_of: dict[str, int] = {}
         duplicates: dict[int, int] = {}
         unique: list[int] = []
         for i in pending:
-            key = requests[i].key()
+            key = self.key(requests[i])
             if key in first_of:
                 duplicates[i] = first_of[key]
             else:
@@ -270,14 +401,20 @@ class ChatClient:
         bar = tqdm(total=len(unique), desc=desc, unit="req", disable=not self.progress, leave=False)
 
         async def one(i: int) -> None:
-            async with semaphore:
-                results[i] = await self._send(client, requests[i])
-            if results[i] is not None and results[i].content is None:
+            result = results[i] = await self._send(client, requests[i])
+            if result.content is None:
                 self.failed += 1
+                self.failed_by_reason[result.failure] = self.failed_by_reason.get(result.failure, 0) + 1
             bar.update(1)
 
+        tasks = [asyncio.ensure_future(one(i)) for i in unique]
         try:
-            await asyncio.gather(*(one(i) for i in unique))
+            await asyncio.gather(*tasks)
+        except EndpointAuthError:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         finally:
             bar.close()
             await client.close()
@@ -285,7 +422,7 @@ class ChatClient:
             source = results[j]
             assert source is not None
             results[i] = ChatResult(source.key, source.content, Usage(), cached=source.content is not None,
-                                    error=source.error)
+                                    error=source.error, failure=source.failure)
             if source.content is not None:
                 self.cached += 1
         return results
@@ -298,6 +435,8 @@ class ChatClient:
             "sent": self.sent,
             "cached": self.cached,
             "failed": self.failed,
+            "failed_by_reason": dict(sorted(self.failed_by_reason.items())),
+            "lowest_concurrency": self.limiter.lowest_limit if self.limiter else self.concurrency,
             "prompt_tokens": self.usage.prompt_tokens,
             "completion_tokens": self.usage.completion_tokens,
             "cost_usd": round(self.cost, 6),

@@ -61,6 +61,8 @@ class EvalConfig:
     price_out: float | None = None
     progress: bool = True
     charts: bool = True
+    no_cache: bool = False  # neither read nor write the response cache
+    refresh_failed: bool = False  # re-send cached entries holding an empty reply (older versions cached them)
 
     def __post_init__(self) -> None:
         self.export_dir = Path(self.export_dir)

@@ -6,6 +6,7 @@ them to :func:`ask` and :func:`score_items`; it never talks to the client itself
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +16,7 @@ from evaluation.baselines import lexical_answer, random_answer
 from evaluation.client import ChatClient, ChatRequest, ResponseCache, run_blocking
 from evaluation.config import EvalConfig
 from evaluation.parsing import parse_answer
-from evaluation.scoring import ResultRow, is_right_compatible, is_right_strict
+from evaluation.scoring import ResultRow, score_reply
 
 __all__ = ["Answer", "Item", "ask", "make_client", "score_items"]
 
@@ -40,13 +41,15 @@ class Answer:
     reply: str | None
     cached: bool = False
     error: str = ""
+    failure: str = ""  # why no reply came (client.FAILURE_REASONS); empty when answered
 
 
 def make_client(config: EvalConfig) -> ChatClient:
     return ChatClient(
-        base_url=config.base_url, api_key=config.api_key, cache=ResponseCache(config.cache_dir),
+        base_url=config.base_url, api_key=config.api_key,
+        cache=None if config.no_cache else ResponseCache(config.cache_dir),
         concurrency=config.concurrency, max_retries=config.max_retries, timeout=config.timeout,
-        prices=config.prices, progress=config.progress, seed=config.seed,
+        prices=config.prices, progress=config.progress, seed=config.seed, refresh_failed=config.refresh_failed,
     )
 
 
@@ -60,7 +63,8 @@ def ask(items: Sequence[Item], config: EvalConfig, client: ChatClient | None, de
                     reply = random_answer(item.question, item.id, config.seed, run)
                 else:
                     reply = lexical_answer(item.question, item.context, item.id, config.seed, run)
-                answers.append(Answer(item, run, reply))
+                # in the shape the prompt asks a model for, so both scoring modes read it alike
+                answers.append(Answer(item, run, json.dumps({"answer": reply})))
         return answers
     assert client is not None
     requests = [
@@ -70,27 +74,28 @@ def ask(items: Sequence[Item], config: EvalConfig, client: ChatClient | None, de
     results = run_blocking(client.run(requests, desc=desc)) if requests else []
     pairs = [(item, run) for run in range(config.runs) for item in items]
     for (item, run), result in zip(pairs, results, strict=True):
-        answers.append(Answer(item, run, result.content, result.cached, result.error))
+        answers.append(Answer(item, run, result.content, result.cached, result.error, result.failure))
     return answers
 
 
 def score_items(answers: Sequence[Answer]) -> list[ResultRow]:
-    """Parse each reply and score it in both modes."""
+    """Parse each reply and score it in both modes; a failed request is recorded, never scored."""
     rows: list[ResultRow] = []
     for a in answers:
         q = a.item.question
-        parsed = parse_answer(a.reply, n_options=len(q.options) or 5, multi=q.multi)
         truth = (q.answer or q.answer_letters or "").strip().lower()
-        compat_answer = parsed.raw if parsed.ok else None
+        if a.reply is None:
+            parsed, right, status = None, {}, "failed"
+        else:
+            parsed = parse_answer(a.reply, n_options=len(q.options) or 5, multi=q.multi)
+            right = score_reply(a.reply, parsed.letters, truth, q.multi)
+            status = "answered" if parsed.ok else "unparseable"
         rows.append(ResultRow(
             run=a.run, game=a.item.game.slug, question_id=a.item.id, category=a.item.category,
             weight=q.effective_weight if a.item.category in ("objective", "reasoning", "relations") else 1,
             truth=truth, character=a.item.character, sub_type=q.sub_type, multi=q.multi, level=a.item.level,
-            reply=a.reply, answer=parsed.letters, answer_raw=parsed.raw,
-            right={
-                "strict": float(is_right_strict(parsed.letters, truth)),
-                "compatible": float(is_right_compatible(compat_answer, truth, q.multi)),
-            },
-            cached=a.cached, error=a.error, extra={"parse_rule": parsed.rule, **a.item.extra},
+            reply=a.reply, answer=parsed.letters if parsed else None, right=right,
+            cached=a.cached, error=a.error, status=status, failure=(a.failure or "server") if status == "failed" else "",
+            extra={"parse_rule": parsed.rule if parsed else "", **a.item.extra},
         ))
     return rows

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evaluation.scoring import MODES, ResultRow
+from evaluation.scoring import MODES, ResultRow, canonical_mode
 
 __all__ = ["CJK_FONT", "compare_reports", "format_short_table", "load_summary", "write_report"]
 
@@ -79,15 +79,15 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 def _block_md(block: dict[str, Any]) -> str:
     rows = [[r["category"], r["n"], _pm(r["strict_mean"], r["strict_std"]),
-             _pm(r["compatible_mean"], r["compatible_std"])] for r in _category_rows(block)]
-    return _md_table(["category", "n", "strict % (mean ± std)", "compatible % (mean ± std)"], rows)
+             _pm(r["repository_mean"], r["repository_std"])] for r in _category_rows(block)]
+    return _md_table(["category", "n", "strict % (mean ± std)", "repository % (mean ± std)"], rows)
 
 
 def format_short_table(summary: dict[str, Any]) -> str:
     """The few lines the CLI prints at the end."""
-    rows = [[r["category"], r["n"], _pct(r["strict_mean"]), _pct(r["compatible_mean"])]
+    rows = [[r["category"], r["n"], _pct(r["strict_mean"]), _pct(r["repository_mean"])]
             for r in _category_rows(summary)]
-    return _md_table(["category", "n", "strict %", "compatible %"], rows)
+    return _md_table(["category", "n", "strict %", "repository %"], rows)
 
 
 # -- charts ---------------------------------------------------------------------------------
@@ -176,7 +176,8 @@ def write_report(out: Path, summary: dict[str, Any], rows: Sequence[ResultRow], 
          "category": r.category, "sub_type": r.sub_type, "multi": int(r.multi), "level": r.level, "weight": r.weight,
          "truth": r.truth, "answer": "" if r.answer is None else r.answer, "answer_raw": r.answer_raw,
          "parsed": int(r.answer is not None), "right_strict": r.right.get("strict"),
-         "right_compatible": r.right.get("compatible"), "cached": int(r.cached), "error": r.error,
+         "right_repository": r.right.get("repository"), "status": r.status, "failure": r.failure,
+         "cached": int(r.cached), "error": r.error,
          "reply": r.reply or "", **{f"x_{k}": v for k, v in r.extra.items()}}
         for r in rows
     ])
@@ -188,12 +189,19 @@ def write_report(out: Path, summary: dict[str, Any], rows: Sequence[ResultRow], 
         for g, chars in summary.get("by_character", {}).items() for c, block in chars.items()
         for row in _category_rows(block)])
     title = f"{summary.get('benchmark', '')} · {summary.get('model', '')} · {summary.get('perspective', '')}"
+    outcomes = summary.get("outcomes", {})
+    reasons = ", ".join(f"{k} {v}" for k, v in outcomes.get("failed_by_reason", {}).items())
     md = [f"# Evaluation report: {title}", "",
           f"Runs: {summary.get('runs')} · questions per run: {summary.get('questions')} · "
           f"requests sent {summary['requests']['sent']}, cached {summary['requests']['cached']}, "
           f"failed {summary['requests'].get('failed', 0)} · unparseable replies: {summary.get('unparseable', 0)}",
-          "", "Accuracy in %, mean ± sample std over runs. *strict* = exact letter set; *compatible* = the "
-          "WellPlay repository rules (substring match, quirks kept).", "", "## Overall", "", _block_md(summary)]
+          "", f"Rows answered {outcomes.get('answered', 0)}, unparseable {outcomes.get('unparseable', 0)}, "
+          f"failed {outcomes.get('failed', 0)}" + (f" ({reasons})" if reasons else "")
+          + " — failed rows are not scored: accuracy is over answered + unparseable rows.",
+          "", "Accuracy in %. *strict* = JSON answer field or one unambiguous option letter, exact letter set "
+          "(mean ± sample std over runs); *repository* (alias *compatible*) = the WellPlay repository's "
+          "extraction and substring rules, quirks kept, averaged per file (game × run) then over files.",
+          "", "## Overall", "", _block_md(summary)]
     for game, block in summary.get("by_game", {}).items():
         md += ["", f"## {game}", "", _block_md(block)]
         for character, cblock in summary.get("by_character", {}).get(game, {}).items():
@@ -217,9 +225,18 @@ def load_summary(report_dir: Path) -> dict[str, Any]:
     if not path.is_file():
         raise FileNotFoundError(f"{report_dir} is not a report directory (no {SUMMARY})")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return _rename_aliases(json.loads(path.read_text(encoding="utf-8")))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+
+
+def _rename_aliases(value: Any) -> Any:
+    """Reports written before the rename call the repository mode ``compatible``."""
+    if isinstance(value, dict):
+        return {canonical_mode(k): _rename_aliases(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rename_aliases(v) for v in value]
+    return value
 
 
 def compare_reports(report_dirs: Sequence[Path], out: Path | None = None) -> str:

@@ -1,15 +1,17 @@
 """Scoring multiple-choice answers and aggregating them over categories, games, characters and runs.
 
-Two rule sets are reported side by side:
+Two scoring modes are reported side by side, never mixed (``summary.json`` → ``scoring``):
 
-* **compatible** — the rules of the WellPlay repository code (``Game_Framework.py``, see
-  ``shared/formats/wellplay.md`` §7), quirks included, so numbers are comparable with the papers:
-  the answer string and the truth are lowercased and compared as *substrings*.
-* **strict** — the chosen letter set must equal the truth letter set.
+* **repository** (alias ``compatible``) — the WellPlay repository's own extraction, matching and
+  aggregation (:mod:`evaluation.repository`, ``shared/formats/wellplay.md`` §7), quirks included,
+  so the figures can be put next to the papers' tables. Aggregation: *per file* (one game × one
+  run) the weighted score and each category's accuracy, then the mean over files.
+* **strict** — the reply read by :func:`evaluation.parsing.parse_answer` (JSON ``answer`` field or
+  an unambiguous option letter) must give exactly the truth's letter set. Aggregation: pooled over
+  every game of a run, then mean ± sample std over runs.
 
-Aggregates follow the repository too: per run, the accuracy of each category (plain means), the
-unweighted overall accuracy, and the weighted score Σ weight·right / Σ weight (10/5/2 for
-Objective/Reasoning/Relations); across runs, mean and standard deviation of each figure.
+Failed requests (no reply: context, auth, server, timeout) are never scored: they are left out of
+every accuracy and counted apart. Unparseable replies are scored (wrong).
 """
 from __future__ import annotations
 
@@ -20,30 +22,25 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluation.repository import is_right_repository, repository_answer
+
 __all__ = [
-    "MODES", "ResultRow", "Stat", "aggregate", "is_right_compatible", "is_right_strict", "mean_std",
+    "AGGREGATION", "MODES", "MODE_ALIASES", "ResultRow", "Stat", "aggregate", "canonical_mode",
+    "is_right_strict", "mean_std", "outcome_counts", "score_reply",
 ]
 
-MODES = ("strict", "compatible")
+MODES = ("strict", "repository")
+MODE_ALIASES = {"compatible": "repository"}
+AGGREGATION = {
+    "strict": "pooled over the games of each run; mean ± sample std over runs",
+    "repository": "per file (game × run): weighted score Σ weight·right / Σ weight (10/5/2) and per-category "
+                  "accuracy; then the mean over files (WellPlay save_all_evaluate)",
+}
 
 
-def is_right_compatible(answer: str | None, truth: str, multi: bool) -> bool:
-    """WellPlay repository rule (``wellplay.md`` §7.3), quirks kept on purpose.
-
-    - No parseable answer (``None``) or an empty / missing truth: wrong.
-    - Single choice (type ``a``): right iff the *answer is a substring of the truth*. Hence truth
-      ``ac`` accepts ``a``, ``c`` and ``ac``; truth ``bb`` (a typo) accepts ``b`` and ``bb``; and an
-      explicitly *empty* answer (``{"answer": ""}``) counts as right — a bug of the original code,
-      reproduced here only in this mode.
-    - Multiple choice (type ``b``, "pick the two suspects"): right iff the *truth is a substring of
-      the answer*: truth ``d`` and answer ``a,d`` is right, answering every letter is always right,
-      and multi-letter truths are order-sensitive (truth ``ac`` vs answer ``a,c`` is wrong).
-    """
-    truth = (truth or "").strip().lower()
-    if answer is None or not truth:
-        return False
-    answer = answer.strip().lower()
-    return truth in answer if multi else answer in truth
+def canonical_mode(name: str) -> str:
+    """``compatible`` (the old name) means ``repository``."""
+    return MODE_ALIASES.get(name, name)
 
 
 def is_right_strict(letters: str | None, truth: str) -> bool:
@@ -52,12 +49,20 @@ def is_right_strict(letters: str | None, truth: str) -> bool:
     Truth ``bb`` is the set {b}. Truth ``ac`` needs both ``a`` and ``c``. For the two-suspect
     questions, whose published truth is the single culprit letter, only answering exactly that
     letter is right — a model that names two people as asked scores 0 here but may score in
-    *compatible* mode; the difference between the two modes shows that effect.
+    *repository* mode; the difference between the two modes shows that effect.
     """
     truth_set = {ch for ch in (truth or "").strip().lower() if ch.isalpha()}
     if letters is None or not truth_set:
         return False
     return set(letters.lower()) == truth_set
+
+
+def score_reply(reply: str, letters: str | None, truth: str, multi: bool) -> dict[str, float]:
+    """Both modes for one received reply (``letters`` from the strict parser)."""
+    return {
+        "strict": float(is_right_strict(letters, truth)),
+        "repository": float(is_right_repository(repository_answer(reply), truth, multi)),
+    }
 
 
 @dataclass
@@ -80,6 +85,8 @@ class ResultRow:
     right: dict[str, float] = field(default_factory=dict)  # mode -> 0/1 (or a 0..1 judge score)
     cached: bool = False
     error: str = ""
+    status: str = "answered"  # answered / unparseable / failed (failed rows are never scored)
+    failure: str = ""  # context / auth / server / timeout / judge … when status is failed
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -125,6 +132,24 @@ def _per_run(rows: Sequence[ResultRow], runs: Sequence[int], fn: Callable[[list[
     return Stat(mean, std, n, values)
 
 
+def _per_file(rows: Sequence[ResultRow], runs: Sequence[int], fn: Callable[[list[ResultRow]], float | None]) -> Stat:
+    """The repository's aggregation: ``fn`` per file (game × run), the mean over files of each run's
+    games per run (``runs``), and the overall mean/std over all files (files without rows of the
+    subset are skipped, as pandas' ``mean`` skips NaN)."""
+    by_file: dict[tuple[str, int], list[ResultRow]] = defaultdict(list)
+    for r in rows:
+        by_file[(r.game, r.run)].append(r)
+    file_values = {key: fn(rs) for key, rs in by_file.items()}
+    mean, std = mean_std(list(file_values.values()))
+    per_run = [mean_std([v for (_, run), v in file_values.items() if run == wanted])[0] for wanted in runs]
+    n = sum(1 for r in rows if r.run == runs[0]) if runs else 0
+    return Stat(mean, std, n, per_run)
+
+
+def _stat(mode: str) -> Callable[..., Stat]:
+    return _per_file if canonical_mode(mode) == "repository" else _per_run
+
+
 def _block(rows: Sequence[ResultRow], runs: Sequence[int], categories: Sequence[str],
            modes: Sequence[str]) -> dict[str, Any]:
     """by_category + overall for a set of rows (one game, one character, or everything)."""
@@ -133,14 +158,14 @@ def _block(rows: Sequence[ResultRow], runs: Sequence[int], categories: Sequence[
         cat_rows = [r for r in rows if r.category == cat]
         if not cat_rows:
             continue
-        stats = {m: _per_run(cat_rows, runs, lambda rs, m=m: _accuracy(rs, m)) for m in modes}
+        stats = {m: _stat(m)(cat_rows, runs, lambda rs, m=m: _accuracy(rs, m)) for m in modes}
         by_category[cat] = {m: stats[m].mean for m in modes}
         by_category[cat]["std"] = {m: stats[m].std for m in modes}
         by_category[cat]["n"] = stats[modes[0]].n
     overall: dict[str, Any] = {}
     for m in modes:
-        acc = _per_run(rows, runs, lambda rs, m=m: _accuracy(rs, m))
-        wtd = _per_run(rows, runs, lambda rs, m=m: _weighted(rs, m))
+        acc = _stat(m)(rows, runs, lambda rs, m=m: _accuracy(rs, m))
+        wtd = _stat(m)(rows, runs, lambda rs, m=m: _weighted(rs, m))
         overall[m] = {
             "accuracy": acc.mean, "accuracy_std": acc.std,
             "weighted": wtd.mean, "weighted_std": wtd.std,
@@ -150,11 +175,25 @@ def _block(rows: Sequence[ResultRow], runs: Sequence[int], categories: Sequence[
     return {"by_category": by_category, "overall": overall}
 
 
+def outcome_counts(rows: Sequence[ResultRow]) -> dict[str, Any]:
+    """answered / unparseable / failed (by reason) over every asked row."""
+    failed: dict[str, int] = defaultdict(int)
+    for r in rows:
+        if r.status == "failed":
+            failed[r.failure or "other"] += 1
+    return {
+        "answered": sum(1 for r in rows if r.status == "answered"),
+        "unparseable": sum(1 for r in rows if r.status == "unparseable"),
+        "failed": sum(failed.values()),
+        "failed_by_reason": dict(sorted(failed.items())),
+    }
+
+
 def aggregate(rows: Sequence[ResultRow], runs: int, categories: Sequence[str],
               modes: Sequence[str] = MODES) -> dict[str, Any]:
-    """The core of ``summary.json``: by_category, overall, by_game, by_character (means over runs)."""
+    """The core of ``summary.json``: by_category, overall, by_game, by_character, outcomes, scoring."""
     run_ids = list(range(runs))
-    scored = [r for r in rows if r.right]  # rows without a score (e.g. no judge) are left out
+    scored = [r for r in rows if r.right and r.status != "failed"]  # failures and unjudged rows left out
     out = _block(scored, run_ids, categories, modes)
     out["by_game"] = {}
     for game in sorted({r.game for r in scored}):
@@ -165,4 +204,9 @@ def aggregate(rows: Sequence[ResultRow], runs: int, categories: Sequence[str],
         by_character.setdefault(game, {})[character] = _block(rs, run_ids, categories, modes)
     out["by_character"] = by_character
     out["runs"] = runs
+    out["outcomes"] = outcome_counts(rows)
+    out["scoring"] = {m: {"aggregation": AGGREGATION[canonical_mode(m)],
+                          **({"aliases": [a for a, c in MODE_ALIASES.items() if c == m]} if m in MODE_ALIASES.values()
+                             else {})}
+                      for m in modes}
     return out

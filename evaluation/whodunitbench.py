@@ -214,6 +214,12 @@ def run_cmd(games: Sequence[Game], config: EvalConfig, client: ChatClient | None
         results = run_blocking(client.run(requests, desc="CMD deductions"))
         pairs = [(g.slug, run) for run in range(config.runs) for g in games]
         predictions = {pair: r.content for pair, r in zip(pairs, results, strict=True)}
+        for (slug, run), r in zip(pairs, results, strict=True):
+            if r.content is None:  # the deduction request failed: recorded, never judged or scored
+                rows.append(ResultRow(run=run, game=slug, question_id=f"{slug}#cmd", category="cmd", weight=1,
+                                      truth="", reply=None, error=r.error, status="failed",
+                                      failure=r.failure or "server", extra={"judge": judge}))
+        predictions = {pair: text for pair, text in predictions.items() if text is not None}
     if judge is None or client is None:
         for (slug, run), prediction in predictions.items():
             rows.append(ResultRow(run=run, game=slug, question_id=f"{slug}#cmd", category="cmd", weight=1, truth="",
@@ -223,17 +229,20 @@ def run_cmd(games: Sequence[Game], config: EvalConfig, client: ChatClient | None
     judge_requests = []
     keys = []
     for (slug, run), prediction in predictions.items():
-        prompt = config.judge_prompt_for(by_slug[slug].truth.text.strip(), (prediction or "").strip() or "(no answer)")
+        prompt = config.judge_prompt_for(by_slug[slug].truth.text.strip(), prediction.strip() or "(no answer)")
         judge_requests.append(ChatRequest(judge, [{"role": "user", "content": prompt}],
                                           {"temperature": 0, "max_tokens": 300}))
         keys.append((slug, run, prediction))
     verdicts = run_blocking(client.run(judge_requests, desc="CMD judge"))
     for (slug, run, prediction), verdict in zip(keys, verdicts, strict=True):
-        score = parse_judge_score(verdict.content) if prediction else 0.0
-        right = {} if score is None else {"strict": score / 100, "compatible": score / 100}
+        score = parse_judge_score(verdict.content) if prediction.strip() else 0.0
+        # A judge that failed or whose verdict cannot be read is excluded (and counted), never a 0.
+        failed = score is None
+        right = {} if failed else {"strict": score / 100, "repository": score / 100}
         rows.append(ResultRow(run=run, game=slug, question_id=f"{slug}#cmd", category="cmd", weight=1,
                               truth=by_slug[slug].truth.text.strip()[:200], reply=prediction, right=right,
-                              answer=None if score is None else f"{score:g}", error=verdict.error,
+                              answer=None if failed else f"{score:g}", error=verdict.error,
+                              status="failed" if failed else "answered", failure="judge" if failed else "",
                               extra={"judge": judge, "judge_reply": verdict.content or ""}))
     return rows
 
@@ -356,7 +365,8 @@ def run_whodunitbench(config: EvalConfig, client: ChatClient | None) -> tuple[di
     summary["mmr_levels"] = _levels(rows, config.runs)
     cmd_rows = run_cmd(games, config, client)
     cmd_summary = aggregate(cmd_rows, config.runs, ["cmd"])
-    cmd = cmd_summary["by_category"].get("cmd") or {"strict": None, "compatible": None, "n": 0}
+    cmd = cmd_summary["by_category"].get("cmd") or {"strict": None, "repository": None, "n": 0}
+    cmd["outcomes"] = cmd_summary["outcomes"]
     cmd["judge_model"] = config.judge
     cmd["score_0_100"] = None if cmd.get("strict") is None else round(100 * cmd["strict"], 2)
     summary["by_category"]["cmd"] = cmd

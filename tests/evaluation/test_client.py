@@ -39,17 +39,19 @@ def test_second_run_sends_nothing_and_gives_the_same_answers(server, tmp_path) -
 
 
 def test_interrupted_run_resumes_with_only_the_missing_requests(tmp_path) -> None:
-    with OpenAITestServer(reply="B", fail_after=4) as dying:
-        client = _client(dying, tmp_path, concurrency=1, max_retries=1)
+    with OpenAITestServer(reply="B", fail_after=4) as server:
+        client = _client(server, tmp_path, concurrency=1, max_retries=1)
         results = client.run_sync(_requests(10))
         ok = [r for r in results if r.content is not None]
         assert len(ok) == 4 and client.failed == 6  # failures are results, not exceptions
-    with OpenAITestServer(reply="B") as healthy:
-        client = _client(healthy, tmp_path)
+        assert client.failed_by_reason == {"server": 6}
+        server.fail_after = None  # the endpoint recovers
+        server.reset_counters()
+        client = _client(server, tmp_path)
         results = client.run_sync(_requests(10))
-        assert healthy.count == 6 and client.cached == 4
+        assert server.count == 6 and client.cached == 4
         assert all(r.content == "B" for r in results)
-        sent = {r["messages"][0]["content"] for r in healthy.requests}
+        sent = {r["messages"][0]["content"] for r in server.requests}
         assert sent == {f"问题 {i}" for i in range(4, 10)}
 
 

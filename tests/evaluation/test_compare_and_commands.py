@@ -35,7 +35,7 @@ def test_compare_cli_puts_reports_side_by_side(two_reports, run_cli, tmp_path) -
     assert code == 0, err
     header = out.splitlines()[0]
     assert "random (baseline:random, own, 1 runs)" in header and "lexical (baseline:lexical" in header
-    assert "| objective (strict) |" in out and "| overall weighted (compatible) |" in out
+    assert "| objective (strict) |" in out and "| overall weighted (repository) |" in out
     for name in ("compare.md", "compare.csv", "compare.png"):
         assert (tmp_path / "cmp" / name).is_file()
 

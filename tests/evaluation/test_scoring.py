@@ -1,4 +1,4 @@
-"""Scoring rules (WellPlay-compatible quirks vs strict) and the aggregation arithmetic."""
+"""Scoring rules (repository quirks vs strict) and the aggregation arithmetic."""
 from __future__ import annotations
 
 import math
@@ -7,11 +7,12 @@ import pytest
 
 from casebook.interchange import Game, Option, Question
 from evaluation.engine import Answer, Item, score_items
-from evaluation.scoring import ResultRow, aggregate, is_right_compatible, is_right_strict, mean_std
+from evaluation.repository import is_right_repository
+from evaluation.scoring import ResultRow, aggregate, is_right_strict, mean_std
 
 
 @pytest.mark.parametrize(
-    ("answer", "truth", "multi", "compatible", "strict"),
+    ("answer", "truth", "multi", "repository", "strict"),
     [
         ("b", "b", False, True, True),
         ("c", "b", False, False, False),
@@ -21,7 +22,7 @@ from evaluation.scoring import ResultRow, aggregate, is_right_compatible, is_rig
         ("ac", "ac", False, True, True),
         # truth "bb" (a typo for b)
         ("b", "bb", False, True, True),
-        # an explicitly empty answer is a substring of every truth: right in compatible mode (repo bug)
+        # an explicitly empty answer is a substring of every truth: right in repository mode (repo bug)
         ("", "b", False, True, False),
         # empty / missing truth: always wrong
         ("a", "", False, False, False),
@@ -37,9 +38,9 @@ from evaluation.scoring import ResultRow, aggregate, is_right_compatible, is_rig
         (None, "b", False, False, False),
     ],
 )
-def test_rules(answer, truth, multi, compatible, strict) -> None:
+def test_rules(answer, truth, multi, repository, strict) -> None:
     letters = None if answer is None else "".join(sorted({c for c in answer if c.isalpha()}))
-    assert is_right_compatible(answer, truth, multi) is compatible
+    assert is_right_repository(answer, truth, multi) is repository
     assert is_right_strict(letters, truth) is strict
 
 
@@ -59,16 +60,18 @@ def test_score_items_with_the_quirks_of_hand_built_rows() -> None:
     items = [Item(f"g#{i}", game, q, str(q.kind), [], character=q.perspective) for i, q in enumerate(game.questions)]
     replies = ['{"answer": ""}', "C", '{"answer": "b"}', '{"answer": "a,b"}', "A", "unsure"]
     rows = score_items([Answer(item, 0, reply) for item, reply in zip(items, replies, strict=True)])
-    got = [(r.right["compatible"], r.right["strict"]) for r in rows]
-    assert got == [(1.0, 0.0), (1.0, 0.0), (1.0, 1.0), (1.0, 0.0), (0.0, 0.0), (0.0, 0.0)]
+    got = [(r.right["repository"], r.right["strict"]) for r in rows]
+    # "C" is no JSON: the repository reads nothing from it (wrong), strict reads c (wrong: truth ac)
+    assert got == [(1.0, 0.0), (0.0, 0.0), (1.0, 1.0), (1.0, 0.0), (0.0, 0.0), (0.0, 0.0)]
+    assert [r.status for r in rows] == ["answered"] * 5 + ["unparseable"]
     assert rows[5].answer is None  # the unparseable reply is a wrong answer, not an error
 
     summary = aggregate(rows, 1, ["objective", "reasoning", "relations"])
-    assert summary["by_category"]["objective"]["compatible"] == 1.0
+    assert summary["by_category"]["objective"]["repository"] == 1.0
     assert summary["by_category"]["reasoning"]["strict"] == pytest.approx(1 / 3)
-    assert summary["by_category"]["relations"]["compatible"] == 0.0
-    # weights 10/5/2: total 10 + 3*5 + 2*2 = 29; compatible points 10 + 15 = 25; strict points 5
-    assert summary["overall"]["compatible"]["weighted"] == pytest.approx(25 / 29)
+    assert summary["by_category"]["relations"]["repository"] == 0.0
+    # weights 10/5/2: total 10 + 3*5 + 2*2 = 29; repository points 10 + 10 = 20 (one file); strict points 5
+    assert summary["overall"]["repository"]["weighted"] == pytest.approx(20 / 29)
     assert summary["overall"]["strict"]["weighted"] == pytest.approx(5 / 29)
     assert summary["overall"]["strict"]["accuracy"] == pytest.approx(1 / 6)
     assert summary["by_character"]["g"]["乙"]["overall"]["strict"]["accuracy"] == pytest.approx(1 / 2)
@@ -79,7 +82,7 @@ def test_mean_and_sample_std_over_runs() -> None:
     for run, rights in enumerate([[1, 1, 0, 0], [1, 1, 1, 0], [1, 0, 0, 0]]):
         for i, right in enumerate(rights):
             rows.append(ResultRow(run=run, game="g", question_id=f"q{i}", category="reasoning", weight=5, truth="a",
-                                  right={"strict": float(right), "compatible": float(right)}))
+                                  right={"strict": float(right), "repository": float(right)}))
     summary = aggregate(rows, 3, ["reasoning"])
     assert summary["by_category"]["reasoning"]["strict"] == pytest.approx(0.5)
     assert summary["by_category"]["reasoning"]["std"]["strict"] == pytest.approx(0.25)  # stdev(.5,.75,.25)

@@ -23,9 +23,9 @@ def test_sin_zh_accuracy_matches_hand_count(wellplay_anchor: Path, run_cli, tmp_
     # Hand count from chinese/罪恶（4人封闭）/final_result/*.csv (44 rows = 13 + 6 + 11 + 14):
     #   objective: 3 rows, truths b, b, b                       -> "a" right 0 / 3
     #   reasoning: 20 rows; truth "a" on where x3, when x3, "杀人狂是谁" x2 = 8;
-    #              3 two-suspect rows (type b, truth b)           -> "a,b": compatible right, strict wrong
+    #              3 two-suspect rows (type b, truth b)           -> "a,b": repository right, strict wrong
     #   relations: 21 rows, every truth "a"                      -> 21 / 21
-    # weighted points: 3*10 + 20*5 + 21*2 = 172; strict 8*5 + 21*2 = 82; compatible 11*5 + 42 = 97
+    # weighted points: 3*10 + 20*5 + 21*2 = 172; strict 8*5 + 21*2 = 82; repository 11*5 + 42 = 97
     final = wellplay_anchor / "chinese" / SIN_ZH / "final_result"
     rows = [r for f in final.glob("*.csv") if f.name != "GM.csv"
             for r in csv.DictReader(f.open(encoding="utf-8-sig")) if r.get("value")]
@@ -40,15 +40,16 @@ def test_sin_zh_accuracy_matches_hand_count(wellplay_anchor: Path, run_cli, tmp_
         assert server.count == 44
     s = load_summary(out)
     cat = s["by_category"]
-    assert cat["objective"]["strict"] == 0 and cat["objective"]["compatible"] == 0
+    assert cat["objective"]["strict"] == 0 and cat["objective"]["repository"] == 0
     assert cat["reasoning"]["strict"] == pytest.approx(8 / 20)
-    assert cat["reasoning"]["compatible"] == pytest.approx(11 / 20)
-    assert cat["relations"]["strict"] == cat["relations"]["compatible"] == 1.0
+    assert cat["reasoning"]["repository"] == pytest.approx(11 / 20)
+    assert cat["relations"]["strict"] == cat["relations"]["repository"] == 1.0
     assert s["overall"]["strict"]["accuracy"] == pytest.approx(29 / 44)
-    assert s["overall"]["compatible"]["accuracy"] == pytest.approx(32 / 44)
+    assert s["overall"]["repository"]["accuracy"] == pytest.approx(32 / 44)
     assert s["overall"]["strict"]["weighted"] == pytest.approx(82 / 172)
-    assert s["overall"]["compatible"]["weighted"] == pytest.approx(97 / 172)
-    assert s["requests"] == {"sent": 44, "cached": 0, "failed": 0}
+    assert s["overall"]["repository"]["weighted"] == pytest.approx(97 / 172)
+    assert (s["requests"]["sent"], s["requests"]["cached"], s["requests"]["failed"]) == (44, 0, 0)
+    assert s["requests"]["endpoint"].startswith("http://127.0.0.1:")
     # the murderer 王村长 is asked only 6 relation questions (all truth a)
     assert s["by_character"][SIN_ZH]["王村长"]["overall"]["strict"]["accuracy"] == 1.0
     assert s["by_game"][SIN_ZH]["overall"]["strict"]["weighted"] == pytest.approx(82 / 172)
@@ -56,8 +57,8 @@ def test_sin_zh_accuracy_matches_hand_count(wellplay_anchor: Path, run_cli, tmp_
 
     # summary.json shape promised by the issue
     for c in ("objective", "reasoning", "relations"):
-        assert set(cat[c]) >= {"strict", "compatible"}
-    for mode in ("strict", "compatible"):
+        assert set(cat[c]) >= {"strict", "repository"}
+    for mode in ("strict", "repository"):
         assert set(s["overall"][mode]) >= {"accuracy", "weighted"}
     assert s["runs"] == 1 and set(s["requests"]) >= {"sent", "cached"}
     for name in ("results.csv", "by_category.csv", "by_game.csv", "by_character.csv", "report.md", "config.json",
@@ -67,16 +68,32 @@ def test_sin_zh_accuracy_matches_hand_count(wellplay_anchor: Path, run_cli, tmp_
     with (out / "results.csv").open(encoding="utf-8") as fh:
         assert len(list(csv.DictReader(fh))) == 44
 
-    # rerun: every answer from the cache, zero requests, same numbers
-    with OpenAITestServer(responder=_always_a) as server:
+    # rerun against the same endpoint: every answer from the cache, zero requests, same numbers
+    with OpenAITestServer(responder=_always_a, port=int(s["requests"]["endpoint"].split(":")[-1][:-3])) as server:
         code, _, _ = run_cli(
             wellplay_anchor, "--format", "wellplay", "--model", "scripted", "--base-url", server.base_url,
             "--language", "zh", "--game", SIN_ZH, "--cache-dir", tmp_path / "cache", "--no-progress",
             "--no-charts", "--out", tmp_path / "again")
         assert code == 0 and server.count == 0
     again = load_summary(tmp_path / "again")
-    assert again["requests"] == {"sent": 0, "cached": 44, "failed": 0}
+    assert (again["requests"]["sent"], again["requests"]["cached"], again["requests"]["failed"]) == (0, 44, 0)
     assert again["overall"] == s["overall"]
+
+    # another endpoint with the same model name never reads this cache; --no-cache neither reads nor writes
+    with OpenAITestServer(reply='{"answer": "b"}') as other:
+        code, _, err = run_cli(
+            wellplay_anchor, "--format", "wellplay", "--model", "scripted", "--base-url", other.base_url,
+            "--language", "zh", "--game", SIN_ZH, "--cache-dir", tmp_path / "cache", "--no-progress",
+            "--no-charts", "--out", tmp_path / "other")
+        assert code == 0, err
+        assert other.count == 44
+        files = len(list((tmp_path / "cache").rglob("*.json")))
+        code, _, err = run_cli(
+            wellplay_anchor, "--format", "wellplay", "--model", "scripted", "--base-url", other.base_url,
+            "--language", "zh", "--game", SIN_ZH, "--cache-dir", tmp_path / "cache", "--no-progress",
+            "--no-charts", "--no-cache", "--out", tmp_path / "uncached")
+        assert code == 0 and other.count == 88 and len(list((tmp_path / "cache").rglob("*.json"))) == files
+    assert load_summary(tmp_path / "other")["by_category"]["objective"]["strict"] == 1.0  # Sin's truths are b
 
 
 def test_perspectives_put_the_right_scripts_in_the_prompt(wellplay_anchor: Path, run_cli, tmp_path: Path) -> None:
@@ -110,8 +127,12 @@ def test_malformed_and_failed_replies_are_wrong_answers_not_crashes(wellplay_anc
             "--cache-dir", tmp_path / "cache", "--out", tmp_path / "r")
     s = load_summary(tmp_path / "r")
     assert code == 1 and "rerun the same command" in err  # failures reported, report still written
-    assert s["requests"]["failed"] > 0 and s["unparseable"] >= s["requests"]["failed"]
-    assert 0 < s["overall"]["strict"]["accuracy"] < 1
+    outcomes = s["outcomes"]
+    assert outcomes["failed"] == s["requests"]["failed"] > 0 and outcomes["unparseable"] > 0
+    assert outcomes["answered"] + outcomes["unparseable"] + outcomes["failed"] == 44
+    # accuracy over answered + unparseable only: every answered reply is "a"
+    assert s["by_category"]["objective"]["n"] + s["by_category"]["reasoning"]["n"] + \
+        s["by_category"]["relations"]["n"] == 44 - outcomes["failed"]
 
 
 def test_baselines_are_deterministic_with_a_seed(wellplay_anchor, run_cli, tmp_path) -> None:
@@ -127,7 +148,7 @@ def test_baselines_are_deterministic_with_a_seed(wellplay_anchor, run_cli, tmp_p
         assert figures[(model, "a")] == figures[(model, "b")]
     assert figures[("baseline:random", "a")] != figures[("baseline:random", "c")]
     s = load_summary(tmp_path / "random-a")
-    assert s["requests"] == {"sent": 0, "cached": 0, "failed": 0} and s["questions"] == 80
+    assert (s["requests"]["sent"], s["requests"]["failed"]) == (0, 0) and s["questions"] == 80
 
 
 def test_real_model_without_key_fails_with_a_clear_message(wellplay_anchor, run_cli, tmp_path, monkeypatch) -> None:
@@ -147,15 +168,19 @@ def test_a_run_killed_part_way_resumes_with_only_the_missing_questions(wellplay_
     args = ["--format", "wellplay", "--model", "scripted", "--language", "zh", "--game", SIN_ZH,
             "--concurrency", "1", "--max-retries", "0", "--cache-dir", tmp_path / "cache", "--no-progress",
             "--no-charts"]
-    with OpenAITestServer(responder=_always_a, fail_after=10) as dying:
-        code, _, err = run_cli(wellplay_anchor, *args, "--base-url", dying.base_url, "--out", tmp_path / "first")
-        assert code == 1 and dying.count == 44
-    first = load_summary(tmp_path / "first")
-    assert first["requests"] == {"sent": 44, "cached": 0, "failed": 34}
-    with OpenAITestServer(responder=_always_a) as healthy:
-        code, _, err = run_cli(wellplay_anchor, *args, "--base-url", healthy.base_url, "--out", tmp_path / "second")
+    with OpenAITestServer(responder=_always_a, fail_after=10) as server:
+        code, _, err = run_cli(wellplay_anchor, *args, "--base-url", server.base_url, "--out", tmp_path / "first")
+        assert code == 1 and server.count == 44
+        first = load_summary(tmp_path / "first")
+        assert (first["requests"]["sent"], first["requests"]["cached"], first["requests"]["failed"]) == (44, 0, 34)
+        assert first["outcomes"]["failed_by_reason"] == {"server": 34} and "34 × server" in err
+        # the 34 failures are not scored: accuracy is over the 10 answered rows only
+        assert first["overall"]["strict"]["accuracy"] is not None and first["by_category"]["objective"]["n"] <= 10
+        server.fail_after = None  # the endpoint recovers
+        server.reset_counters()
+        code, _, err = run_cli(wellplay_anchor, *args, "--base-url", server.base_url, "--out", tmp_path / "second")
         assert code == 0, err
-        assert healthy.count == 34  # only the questions that had failed
+        assert server.count == 34  # only the questions that had failed
     second = load_summary(tmp_path / "second")
-    assert second["requests"] == {"sent": 34, "cached": 10, "failed": 0}
+    assert (second["requests"]["sent"], second["requests"]["cached"], second["requests"]["failed"]) == (34, 10, 0)
     assert second["overall"]["strict"]["weighted"] == pytest.approx(82 / 172)

@@ -17,5 +17,7 @@ class Command(BaseCommand):
         code = run_evaluate(argparse.Namespace(**options), stdout=PlainWriter(self.stdout), stderr=PlainWriter(self.stderr))
         if code == 2:
             raise CommandError("evaluation not run (see the message above)", returncode=2)
+        if code == 3:
+            raise CommandError("evaluation stopped: the endpoint refused the key (see the message above)", returncode=3)
         if code:
             raise CommandError("evaluation finished with failed requests (see the report)", returncode=code)
