@@ -12,7 +12,18 @@ What a reply is, decided per request, in this order:
 3. otherwise the fixed ``reply`` text (default ``"A"``).
 
 A :class:`Reply` can be normal text, an HTTP error (429 with ``Retry-After``, 500, …), a body that
-is not JSON, or a slow reply; ``latency`` delays every reply. The server counts requests, keeps
+is not JSON, ``choices: []``, or a slow reply; ``latency`` delays every reply.
+
+Server-wide behaviours of small real servers (:meth:`OpenAITestServer.like_llama_cpp` turns on the
+ones of llama.cpp's ``llama-server``):
+
+- ``context_size``: a prompt estimated above it gets HTTP 400 "the request exceeds the available
+  context size"; ``/v1/models`` then reports it as ``meta.n_ctx_train`` (llama.cpp) and
+  ``max_model_len`` (vLLM);
+- ``serial``: one request is computed at a time, the others wait (``max_in_flight`` still counts
+  the requests received, ``max_computing`` the ones computed at once);
+- ``reject_json_schema``: ``response_format: {"type": "json_schema"}`` gets HTTP 500 naming it;
+- ``api_key``: a request without ``Authorization: Bearer <api_key>`` gets HTTP 401. The server counts requests, keeps
 their bodies and records the maximum number handled at once (``max_in_flight``)::
 
     with OpenAITestServer(reply="B", latency=0.2) as server:
@@ -69,6 +80,12 @@ class Reply:
     def slow(cls, seconds: float, content: str = "A") -> Reply:
         return cls(content=content, delay=seconds)
 
+    @classmethod
+    def no_choices(cls) -> Reply:
+        """HTTP 200 with a well-formed completion that has ``choices: []``."""
+        body = {"id": "chatcmpl-empty", "object": "chat.completion", "created": 0, "model": "m", "choices": []}
+        return cls(raw_body=json.dumps(body).encode())
+
 
 Responder = Callable[[dict[str, Any], int], "str | Reply"]
 
@@ -117,10 +134,19 @@ class OpenAITestServer:
     """Start with ``with OpenAITestServer(...) as server`` (or :meth:`start` / :meth:`stop`)."""
 
     def __init__(self, reply: str = "A", responder: Responder | None = None, latency: float = 0.0,
-                 fail_after: int | None = None, fail_status: int = 500, port: int = 0) -> None:
+                 fail_after: int | None = None, fail_status: int = 500, port: int = 0,
+                 context_size: int | None = None, serial: bool = False, reject_json_schema: bool = False,
+                 api_key: str | None = None) -> None:
         self.reply = reply
         #: 0 = a free port; give an earlier server's port to restart "the same endpoint"
         self.requested_port = port
+        self.context_size = context_size
+        self.serial = serial
+        self.reject_json_schema = reject_json_schema
+        self.api_key = api_key
+        self.computing = 0
+        self.max_computing = 0
+        self._compute_lock = threading.Lock()
         self.responder = responder
         self.latency = latency
         #: after this many requests every further request fails with ``fail_status`` (a dying endpoint)
@@ -135,6 +161,11 @@ class OpenAITestServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
+    @classmethod
+    def like_llama_cpp(cls, context_size: int = 2048, **kwargs: Any) -> OpenAITestServer:
+        """llama.cpp's server: one slot (serial), a small context, HTTP 500 on ``json_schema``."""
+        return cls(context_size=context_size, serial=True, reject_json_schema=True, **kwargs)
+
     # -- scripting -----------------------------------------------------------------------
     def enqueue(self, *replies: str | Reply) -> None:
         """Serve these replies, one per request, before falling back to responder / reply."""
@@ -146,6 +177,7 @@ class OpenAITestServer:
             self.requests.clear()
             self.count = 0
             self.max_in_flight = 0
+            self.max_computing = 0
 
     # -- lifecycle -----------------------------------------------------------------------
     @property
@@ -167,10 +199,17 @@ class OpenAITestServer:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
                 return
 
+            def handle(self) -> None:
+                with contextlib.suppress(ConnectionResetError, BrokenPipeError):  # a client that gave up
+                    super().handle()
+
             def do_GET(self) -> None:  # noqa: N802 - stdlib name
                 if self.path.rstrip("/").endswith("/models"):
-                    self._send(200, json.dumps({"object": "list", "data": [
-                        {"id": "test-model", "object": "model", "created": 0, "owned_by": "casebook"}]}).encode())
+                    entry: dict[str, Any] = {"id": "test-model", "object": "model", "created": 0, "owned_by": "casebook"}
+                    if server.context_size:
+                        entry["meta"] = {"n_ctx_train": server.context_size}
+                        entry["max_model_len"] = server.context_size
+                    self._send(200, json.dumps({"object": "list", "data": [entry]}).encode())
                 else:
                     self._send(404, b'{"error": {"message": "not found"}}')
 
@@ -184,6 +223,9 @@ class OpenAITestServer:
                     request = json.loads(raw or b"{}")
                 except json.JSONDecodeError:
                     self._send(400, b'{"error": {"message": "request body is not JSON"}}')
+                    return
+                if server.api_key is not None and self.headers.get("Authorization") != f"Bearer {server.api_key}":
+                    self._send(401, b'{"error": {"message": "Invalid API Key", "type": "authentication_error"}}')
                     return
                 server._handle(self, request)
 
@@ -217,7 +259,21 @@ class OpenAITestServer:
         self.stop()
 
     # -- request handling ----------------------------------------------------------------
+    def _refusal(self, request: dict[str, Any]) -> Reply | None:
+        """What a small real server refuses before computing anything."""
+        if self.reject_json_schema and (request.get("response_format") or {}).get("type") == "json_schema":
+            return Reply.error(500, "Unsupported response_format type: json_schema")
+        if self.context_size is not None:
+            tokens = estimate_tokens(_message_text(request.get("messages", [])))
+            if tokens > self.context_size:
+                return Reply.error(400, f"the request exceeds the available context size ({tokens} tokens > "
+                                        f"n_ctx {self.context_size}), try increasing it")
+        return None
+
     def _choose(self, request: dict[str, Any], n: int) -> Reply:
+        refusal = self._refusal(request)
+        if refusal is not None:
+            return refusal
         with self._lock:
             queued = self._queue.popleft() if self._queue else None
         if queued is None and self.fail_after is not None and n > self.fail_after:
@@ -235,9 +291,15 @@ class OpenAITestServer:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             reply = self._choose(request, n)
-            wait = self.latency + reply.delay
-            if wait > 0:
-                time.sleep(wait)
+            with self._compute_lock if self.serial else contextlib.nullcontext():
+                with self._lock:
+                    self.computing += 1
+                    self.max_computing = max(self.max_computing, self.computing)
+                wait = self.latency + reply.delay
+                if wait > 0:
+                    time.sleep(wait)
+                with self._lock:
+                    self.computing -= 1
             if reply.raw_body is not None:
                 body = reply.raw_body
             else:

@@ -206,21 +206,22 @@ def is_retryable(exc: Exception) -> bool:
 class AdaptiveLimit:
     """Requests in flight, adapting to a server that queues (additive increase, multiplicative decrease).
 
-    The limit starts at the configured concurrency. A reply whose latency exceeds
-    ``slow_factor`` × the fastest latency seen so far (the server is queueing our requests), or a
-    timeout, halves the limit (at least 1); a reply near the fastest latency raises it by one, up
-    to the configured maximum. So ``--concurrency 8`` against a one-request-at-a-time server soon
-    sends one or two at a time instead of timing out queued requests and re-sending them.
+    The limit starts at 1 (slow start: nothing is known about the server yet). A reply near the
+    fastest latency seen so far raises it by one, up to the configured maximum; a reply slower
+    than ``slow_factor`` × the fastest (the server is queueing our requests), or a timeout, halves
+    it (at least 1). So ``--concurrency 8`` against a one-request-at-a-time server keeps one or two
+    requests in flight instead of timing out queued requests and re-sending them, while a server
+    that computes in parallel soon gets all eight.
     """
 
     def __init__(self, maximum: int, slow_factor: float = 3.0, min_latency_floor: float = 0.05) -> None:
         self.maximum = max(1, maximum)
-        self.limit = self.maximum
+        self.limit = 1
         self.slow_factor = slow_factor
         self.floor = min_latency_floor
         self.fastest: float | None = None
         self.in_flight = 0
-        self.lowest_limit = self.limit
+        self.highest_limit = self.limit
         self._cond = asyncio.Condition()
 
     async def __aenter__(self) -> AdaptiveLimit:
@@ -243,7 +244,7 @@ class AdaptiveLimit:
             self.limit = max(1, self.limit // 2)
         elif latency <= 1.5 * baseline and self.limit < self.maximum:
             self.limit += 1
-        self.lowest_limit = min(self.lowest_limit, self.limit)
+        self.highest_limit = max(self.highest_limit, self.limit)
 
 
 class ChatClient:
@@ -436,7 +437,7 @@ class ChatClient:
             "cached": self.cached,
             "failed": self.failed,
             "failed_by_reason": dict(sorted(self.failed_by_reason.items())),
-            "lowest_concurrency": self.limiter.lowest_limit if self.limiter else self.concurrency,
+            "highest_concurrency_reached": self.limiter.highest_limit if self.limiter else 0,
             "prompt_tokens": self.usage.prompt_tokens,
             "completion_tokens": self.usage.completion_tokens,
             "cost_usd": round(self.cost, 6),

@@ -106,3 +106,63 @@ def test_run_blocking_works_inside_a_running_event_loop():
 
     assert run_blocking(answer()) == 42
     assert run_blocking(caller()) == 42  # the inner call finds a running loop
+
+
+def test_context_overflow_fails_with_its_reason_and_is_not_retried(tmp_path) -> None:
+    with OpenAITestServer.like_llama_cpp(context_size=50) as srv:
+        client = _client(srv, tmp_path, max_retries=5)
+        long = ChatRequest("m", [{"role": "user", "content": "线索" * 100}], {})
+        [result] = client.run_sync([long])
+        assert result.content is None and result.failure == "context" and srv.count == 1
+        assert client.failed_by_reason == {"context": 1}
+        assert not list((tmp_path / "cache").rglob("*.json"))
+
+
+def test_401_stops_the_run_at_once(tmp_path) -> None:
+    import pytest
+
+    from evaluation.client import EndpointAuthError
+
+    with OpenAITestServer(api_key="right") as srv:
+        client = ChatClient(base_url=srv.base_url, api_key="wrong", cache=ResponseCache(tmp_path / "c"),
+                            progress=False, concurrency=4, max_retries=5)
+        with pytest.raises(EndpointAuthError, match="refused"):
+            client.run_sync(_requests(20))
+        assert srv.count < 20  # stopped, not one 401 per request (and never retried)
+
+
+def test_broken_200_responses_are_retried_and_never_cached(tmp_path) -> None:
+    with OpenAITestServer(reply="B") as srv:
+        srv.enqueue(Reply.no_choices(), Reply.malformed(), Reply.text(""))
+        client = _client(srv, tmp_path, concurrency=1, max_retries=5)
+        [result] = client.run_sync(_requests(1))
+        assert result.content == "B" and srv.count == 4
+    with OpenAITestServer(responder=lambda req, n: Reply.no_choices()) as srv:
+        client = _client(srv, tmp_path, max_retries=1)
+        [result] = client.run_sync(_requests(1, model="other"))
+        assert result.content is None and result.failure == "server" and "no choices" in result.error
+        cached = [p.read_text(encoding="utf-8") for p in (tmp_path / "cache").rglob("*.json")]
+        assert len(cached) == 1 and '"B"' in cached[0]  # only the good answer was ever stored
+
+
+def test_refresh_failed_resends_empty_entries_of_older_caches(server, tmp_path) -> None:
+    client = _client(server, tmp_path)
+    [request] = _requests(1)
+    client.cache.put(client.key(request), request, "", client.usage)  # what older versions stored
+    assert client.run_sync([request])[0].content == "" and server.count == 0
+    refreshing = _client(server, tmp_path, refresh_failed=True)
+    assert refreshing.run_sync([request])[0].content == '{"answer": "a"}' and server.count == 1
+
+
+def test_concurrency_backs_off_on_a_server_that_computes_one_request_at_a_time(tmp_path) -> None:
+    """--concurrency 8 against a one-slot server: no timeouts, no re-sent requests."""
+    with OpenAITestServer(reply="A", latency=0.05, serial=True) as srv:
+        client = _client(srv, tmp_path, concurrency=8, timeout=0.4, max_retries=3)
+        results = client.run_sync(_requests(24))
+        assert all(r.content == "A" for r in results)
+        assert srv.count == 24 and client.sent == 24  # nothing timed out and was sent again
+        assert srv.max_computing == 1 and srv.max_in_flight <= 3
+    with OpenAITestServer(reply="A", latency=0.05) as parallel:
+        client = _client(parallel, tmp_path / "p", concurrency=4)
+        client.run_sync(_requests(24))
+        assert parallel.max_in_flight == 4  # a server that keeps up gets the full concurrency

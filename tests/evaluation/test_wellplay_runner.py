@@ -184,3 +184,22 @@ def test_a_run_killed_part_way_resumes_with_only_the_missing_questions(wellplay_
     second = load_summary(tmp_path / "second")
     assert (second["requests"]["sent"], second["requests"]["cached"], second["requests"]["failed"]) == (34, 10, 0)
     assert second["overall"]["strict"]["weighted"] == pytest.approx(82 / 172)
+
+
+def test_failures_are_named_and_never_scored(wellplay_anchor, run_cli, tmp_path) -> None:
+    """A prompt over a small server's context is a *context* failure, not a wrong answer; 401 stops."""
+    args = ["--format", "wellplay", "--model", "scripted", "--language", "zh", "--game", SIN_ZH,
+            "--cache-dir", tmp_path / "cache", "--no-progress", "--no-charts"]
+    with OpenAITestServer(reply='{"answer": "b"}', context_size=600) as small:
+        code, out, err = run_cli(wellplay_anchor, *args, "--base-url", small.base_url, "--perspective", "own",
+                                 "--out", tmp_path / "small")
+    s = load_summary(tmp_path / "small")
+    failed = s["outcomes"]["failed_by_reason"].get("context", 0)
+    assert code == 1 and failed > 0 and "× context" in err and "rerunning fails the same way" in err
+    assert s["outcomes"]["answered"] + failed == 44
+    asked = sum(block["n"] for block in s["by_category"].values())
+    assert asked == 44 - failed  # the table is over the answered rows only, never a 0 for a failure
+    with OpenAITestServer(api_key="secret") as guarded:
+        code, out, err = run_cli(wellplay_anchor, *args, "--base-url", guarded.base_url, "--out", tmp_path / "auth")
+        assert code == 3 and "refused" in err and "Traceback" not in err
+        assert guarded.count < 44
