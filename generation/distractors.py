@@ -14,6 +14,7 @@ Stages, each usable alone:
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -104,15 +105,33 @@ def build_request(question: Question, n: int, names: list[str] | None = None,
     )
 
 
+# What small models write instead of an option: placeholders and echoes of the instructions.
+_PLACEHOLDER = re.compile(
+    r"^(?:[.…。·_\-—*?？!！,，、/\\]+|n/?a|none|null|tbd|todo|xxx+|placeholder|\.\.\.|"
+    r"(?:wrong\s+)?(?:option|answer|distractor|choice)\s*\d*|(?:错误)?(?:选项|答案|干扰项)\s*\d*|[a-e]\s*[.:：)]?)$",
+    re.I)
+
+
+def is_garbage(text: str, req: DistractorRequest) -> bool:
+    """Placeholders (``...``, ``N/A``, ``Option 2``), a single Latin letter or digit (``S``), or text copied
+    from the prompt (the question itself)."""
+    if _PLACEHOLDER.match(text):
+        return True
+    if len(text) == 1 and text.isascii():
+        return True
+    return near_duplicate(text, req.stem)
+
+
 def clean(candidates: list[object], req: DistractorRequest) -> list[str]:
-    """Strings only, stripped, at most ``req.n``, none a near-duplicate of the answer, an option or each other."""
+    """Strings only, stripped, at most ``req.n``, no garbage (:func:`is_garbage`), none a near-duplicate
+    of the answer, an option or each other."""
     taken = [req.answer, *req.answer.split(" / "), *req.existing]
     out: list[str] = []
     for item in candidates:
         if not isinstance(item, str):
             continue
         text = " ".join(item.split()).strip()
-        if not text or any(near_duplicate(text, other) for other in taken):
+        if not text or is_garbage(text, req) or any(near_duplicate(text, other) for other in taken):
             continue
         out.append(text)
         taken.append(text)
@@ -127,9 +146,12 @@ def ask_llm(client: LLMClient, req: DistractorRequest) -> list[str]:
     items = reply.get("distractors") if isinstance(reply, dict) else reply if isinstance(reply, list) else None
     if not isinstance(items, list):
         raise LLMError('the reply has no "distractors" list')
+    if not any(isinstance(item, str) and item.strip() for item in items):
+        raise LLMError("the model returned no options (an empty list)")
     texts = clean(items, req)
     if not texts:
-        raise LLMError("every option the model wrote repeats the answer or an existing option")
+        raise LLMError("no usable option: every one the model wrote is a placeholder, copies the question, "
+                       "or repeats the answer or an existing option")
     return texts
 
 

@@ -1,13 +1,17 @@
 """A small, robust JSON-answering client over any OpenAI-compatible chat-completions endpoint.
 
 Why not call the SDK directly everywhere: every caller needs the same things — structured output
-(``response_format`` with a JSON schema) with a fallback for servers that ignore or refuse it,
+with a fallback ladder for servers that refuse it (``json_schema`` → ``json_object`` → plain
+JSON in the text, one step down whenever a 4xx/5xx error names the format: llama.cpp's server
+answers 500 to ``json_schema``; ``CASEBOOK_LLM_RESPONSE_FORMAT`` starts lower), a reply limit
+(``max_tokens``, so a small model cannot ramble past the timeout),
 lenient parsing of JSON from plain text (code fences, prose around the object), retries with
 exponential backoff on 429 / 5xx / timeouts / unparseable replies, and bounded concurrency for
 batches. Errors reach the caller as :class:`LLMError` with a message an annotator can read.
 
 The endpoint comes from settings (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``CASEBOOK_LLM_MODEL``);
-the SDK's own retries are switched off so that the policy here is the only one.
+a local server without a key (``OPENAI_BASE_URL`` alone) is accepted. The SDK's own retries are
+switched off so that the policy here is the only one.
 """
 from __future__ import annotations
 
@@ -65,6 +69,8 @@ class LLMSettings:
     max_backoff: float = 20.0
     concurrency: int = 4  # requests in flight at once in :meth:`LLMClient.map`
     temperature: float = 0.7
+    max_tokens: int = 1024  # reply limit (0 = none sent)
+    response_format: str = "json_schema"  # first rung of RESPONSE_FORMATS to try
 
     @classmethod
     def from_settings(cls, **overrides: Any) -> LLMSettings:
@@ -80,12 +86,15 @@ class LLMSettings:
             attempts=int(getattr(settings, "CASEBOOK_LLM_ATTEMPTS", cls.attempts)),
             backoff=float(getattr(settings, "CASEBOOK_LLM_BACKOFF", cls.backoff)),
             concurrency=int(getattr(settings, "CASEBOOK_LLM_CONCURRENCY", cls.concurrency)),
+            max_tokens=int(getattr(settings, "CASEBOOK_LLM_MAX_TOKENS", cls.max_tokens)),
+            response_format=str(getattr(settings, "CASEBOOK_LLM_RESPONSE_FORMAT", cls.response_format) or "json_schema"),
         )
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
 
     @property
     def configured(self) -> bool:
-        return bool(self.api_key)
+        """A key, or a base URL of a (possibly keyless) local server."""
+        return bool(self.api_key or self.base_url)
 
     def describe(self) -> str:
         return f"{self.model} at {self.base_url or 'api.openai.com'}"
@@ -131,6 +140,10 @@ def parse_json_reply(text: str) -> Any:
 # Client
 
 
+#: structured-output rungs, tried in this order; "none" = no response_format, JSON asked in the prompt
+RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "response format", "grammar")
+
 _RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError)
 
 
@@ -152,16 +165,32 @@ class LLMClient:
     def __init__(self, settings: LLMSettings | None = None, *, sleep: Callable[[float], None] = time.sleep) -> None:
         self.settings = settings or LLMSettings.from_settings()
         if not self.settings.configured:
-            raise LLMError("no LLM endpoint is configured (set OPENAI_API_KEY, and OPENAI_BASE_URL for a local server)")
+            raise LLMError("no LLM endpoint is configured (set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server)")
+        if self.settings.response_format not in RESPONSE_FORMATS:
+            raise LLMError(f"CASEBOOK_LLM_RESPONSE_FORMAT must be one of {', '.join(RESPONSE_FORMATS)} "
+                           f"(got {self.settings.response_format!r})")
         self._client = openai.OpenAI(
-            api_key=self.settings.api_key,
+            api_key=self.settings.api_key or "not-needed",  # keyless local servers ignore it
             base_url=self.settings.base_url or None,
             timeout=self.settings.timeout,
             max_retries=0,
         )
         self._sleep = sleep
-        self._structured = True  # switched off once the server refuses response_format
+        self._format = RESPONSE_FORMATS.index(self.settings.response_format)  # moves down, never up
         self._lock = threading.Lock()
+
+    @property
+    def response_format(self) -> str:
+        """The structured-output rung in use (after any fallback)."""
+        return RESPONSE_FORMATS[self._format]
+
+    def _format_kwargs(self, level: int, schema: dict[str, Any] | None, name: str) -> dict[str, Any]:
+        if schema is None or RESPONSE_FORMATS[level] == "none":
+            return {}
+        if RESPONSE_FORMATS[level] == "json_object":
+            return {"response_format": {"type": "json_object"}}
+        return {"response_format": {"type": "json_schema",
+                                    "json_schema": {"name": name, "schema": schema, "strict": True}}}
 
     @property
     def model(self) -> str:
@@ -169,30 +198,33 @@ class LLMClient:
 
     def _request(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, name: str,
                  max_tokens: int | None = None) -> tuple[str, dict[str, int]]:
-        kwargs: dict[str, Any] = {
+        base: dict[str, Any] = {
             "model": self.settings.model,
             "messages": messages,
             "temperature": self.settings.temperature,
         }
-        if max_tokens:
-            kwargs["max_tokens"] = max_tokens
-        if schema is not None and self._structured:
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": name, "schema": schema, "strict": True},
-            }
-        try:
-            completion = self._client.chat.completions.create(**kwargs)
-        except json.JSONDecodeError as exc:  # HTTP 200 whose body is not JSON
-            raise ValueError("the endpoint's response body is not valid JSON (a broken server or proxy?)") from exc
-        except openai.BadRequestError as exc:
-            # Servers without structured output answer 400 naming response_format: ask again in plain text.
-            if "response_format" in kwargs and "response_format" in str(exc).lower().replace(" ", "_"):
-                with self._lock:
-                    self._structured = False
-                kwargs.pop("response_format")
+        limit = max_tokens or self.settings.max_tokens
+        if limit and limit > 0:
+            base["max_tokens"] = limit
+        level = self._format
+        while True:
+            kwargs = {**base, **self._format_kwargs(level, schema, name)}
+            try:
                 completion = self._client.chat.completions.create(**kwargs)
-            else:
+                break
+            except json.JSONDecodeError as exc:  # HTTP 200 whose body is not JSON
+                raise ValueError("the endpoint's response body is not valid JSON (a broken server or proxy?)") from exc
+            except openai.APIStatusError as exc:
+                # A server refusing the structured-output format (400 from most, 500 from llama.cpp)
+                # names it: step down one rung for this and every later request.
+                text = str(exc).lower()
+                if "response_format" in kwargs and exc.status_code >= 400 and any(w in text for w in _FORMAT_WORDS):
+                    level += 1
+                    with self._lock:
+                        self._format = max(self._format, level)
+                    log.info("the endpoint refused response_format (%s); trying %s", exc.status_code,
+                             RESPONSE_FORMATS[level])
+                    continue
                 raise
         choices = getattr(completion, "choices", None) or []
         if not choices or choices[0].message is None:

@@ -72,6 +72,7 @@ def llm_server(settings):
 @pytest.fixture
 def no_llm(settings):
     settings.OPENAI_API_KEY = ""
+    settings.OPENAI_BASE_URL = ""  # a base URL alone (keyless local server) also counts as configured
     return settings
 
 

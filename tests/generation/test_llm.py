@@ -126,4 +126,81 @@ def test_servers_without_structured_output_get_plain_requests(sin_zh, llm_server
     client = LLMClient(LLMSettings.from_settings())
     generate_for_question(_who_killed(sin_zh), 3, client=client)
     generate_for_question(_who_killed(sin_zh), 3, client=client)
-    assert ["response_format" in r for r in llm_server.requests] == [True, False, False]
+    # json_schema refused, json_object refused the same way, then plain JSON for good
+    assert ["response_format" in r for r in llm_server.requests] == [True, True, False, False]
+
+
+def _llama_settings(server, settings, **overrides):
+    settings.OPENAI_API_KEY = ""  # a keyless local server
+    settings.OPENAI_BASE_URL = server.base_url
+    settings.CASEBOOK_LLM_MODEL = "smollm2"
+    settings.CASEBOOK_LLM_BACKOFF = 0.01
+    settings.CASEBOOK_LLM_ATTEMPTS = 3
+    for key, value in overrides.items():
+        setattr(settings, key, value)
+    return LLMSettings.from_settings()
+
+
+def test_llama_cpp_server_falls_back_from_json_schema_keyless_with_max_tokens(sin_zh, settings):
+    """llama.cpp: 500 on json_schema, one slot, no key: json_object is used from then on."""
+    from casebook.openai_test_server import OpenAITestServer
+
+    with OpenAITestServer.like_llama_cpp(context_size=8000, reply=_reply("张村民", "胡调研", "李警察")) as server:
+        client = LLMClient(_llama_settings(server, settings))
+        generate_for_question(_who_killed(sin_zh), 3, client=client)
+        generate_for_question(_who_killed(sin_zh), 3, client=client)
+        formats = [(r.get("response_format") or {}).get("type") for r in server.requests]
+        assert formats == ["json_schema", "json_object", "json_object"]
+        assert all(r["max_tokens"] == 1024 for r in server.requests)
+        assert client.response_format == "json_object"
+
+
+def test_plain_json_is_the_last_rung_and_the_switch_starts_lower(sin_zh, settings):
+    from casebook.openai_test_server import OpenAITestServer
+
+    def responder(request, n):
+        if "response_format" in request:
+            return Reply.error(422, f"unsupported response_format {request['response_format']['type']}")
+        return _reply("张村民", "胡调研", "李警察")
+
+    with OpenAITestServer(responder=responder) as server:
+        client = LLMClient(_llama_settings(server, settings))
+        generate_for_question(_who_killed(sin_zh), 3, client=client)
+        assert [(r.get("response_format") or {}).get("type") for r in server.requests] == \
+            ["json_schema", "json_object", None]
+        server.reset_counters()
+        plain = LLMClient(_llama_settings(server, settings, CASEBOOK_LLM_RESPONSE_FORMAT="none",
+                                          CASEBOOK_LLM_MAX_TOKENS=200))
+        generate_for_question(_who_killed(sin_zh), 3, client=plain)
+        assert server.count == 1 and "response_format" not in server.requests[0]
+        assert server.requests[0]["max_tokens"] == 200
+
+
+def test_a_500_that_does_not_name_the_format_is_an_ordinary_retry(sin_zh, llm_server):
+    llm_server.enqueue(Reply.error(500, "out of memory"), _reply("张村民", "胡调研", "李警察"))
+    client = LLMClient(LLMSettings.from_settings())
+    generate_for_question(_who_killed(sin_zh), 3, client=client)
+    assert client.response_format == "json_schema" and llm_server.count == 2
+
+
+def test_garbage_is_filtered_and_an_empty_list_is_named(sin_zh, llm_server):
+    question = _who_killed(sin_zh)
+    llm_server.enqueue(_reply("...", "S", "N/A", "Option 2", "赵慈善被谁杀死的？", "张村民", "胡调研"))
+    generate_for_question(question, 3, client=LLMClient(LLMSettings.from_settings()))
+    assert list(question.options.values_list("text", flat=True).order_by("position")) == ["王村长", "张村民", "胡调研"]
+
+    other = _who_killed(sin_zh)
+    llm_server.enqueue(_reply())
+    with pytest.raises(LLMError, match="no options"):
+        generate_for_question(other, 3, client=LLMClient(LLMSettings.from_settings()))
+    llm_server.enqueue(_reply("…", "x", "王村长"))
+    with pytest.raises(LLMError, match="placeholder"):
+        generate_for_question(other, 3, client=LLMClient(LLMSettings.from_settings()))
+    assert other.options.count() == 1  # nothing stored
+
+
+def test_keyless_local_server_is_configured(settings):
+    settings.OPENAI_API_KEY = ""
+    settings.OPENAI_BASE_URL = "http://127.0.0.1:1/v1"
+    assert LLMSettings.from_settings().configured
+    LLMClient(LLMSettings.from_settings())  # no error
