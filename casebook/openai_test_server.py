@@ -136,7 +136,7 @@ class OpenAITestServer:
     def __init__(self, reply: str = "A", responder: Responder | None = None, latency: float = 0.0,
                  fail_after: int | None = None, fail_status: int = 500, port: int = 0,
                  context_size: int | None = None, serial: bool = False, reject_json_schema: bool = False,
-                 api_key: str | None = None) -> None:
+                 api_key: str | None = None, advertise_context: bool = True) -> None:
         self.reply = reply
         #: 0 = a free port; give an earlier server's port to restart "the same endpoint"
         self.requested_port = port
@@ -144,6 +144,7 @@ class OpenAITestServer:
         self.serial = serial
         self.reject_json_schema = reject_json_schema
         self.api_key = api_key
+        self.advertise_context = advertise_context  # False: /v1/models says nothing about the context
         self.computing = 0
         self.max_computing = 0
         self._compute_lock = threading.Lock()
@@ -206,7 +207,7 @@ class OpenAITestServer:
             def do_GET(self) -> None:  # noqa: N802 - stdlib name
                 if self.path.rstrip("/").endswith("/models"):
                     entry: dict[str, Any] = {"id": "test-model", "object": "model", "created": 0, "owned_by": "casebook"}
-                    if server.context_size:
+                    if server.context_size and server.advertise_context:
                         entry["meta"] = {"n_ctx_train": server.context_size}
                         entry["max_model_len"] = server.context_size
                     self._send(200, json.dumps({"object": "list", "data": [entry]}).encode())

@@ -47,6 +47,11 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     parser.add_argument("--max-retries", type=int, default=5)
     parser.add_argument("--token-budget", type=int, default=None, help="context tokens per request")
+    parser.add_argument("--max-context", type=int, default=None,
+                        help="the server's context window in tokens (default: what /v1/models reports, if anything); "
+                             "prompts are trimmed to fit it with the reply")
+    parser.add_argument("--text-only", action="store_true",
+                        help="WhodunitBench: send no images (image questions get the clues' stored text or are skipped)")
     parser.add_argument("--price-in", type=float, default=None, help="USD per 1M prompt tokens")
     parser.add_argument("--price-out", type=float, default=None, help="USD per 1M completion tokens")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
@@ -73,6 +78,7 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
         "price_in": args.price_in, "price_out": args.price_out, "progress": not args.no_progress,
         "charts": not getattr(args, "no_charts", False), "no_cache": getattr(args, "no_cache", False),
         "refresh_failed": getattr(args, "refresh_failed", False),
+        "max_context": getattr(args, "max_context", None), "text_only": getattr(args, "text_only", False),
     }
     if args.token_budget is not None:
         kwargs["token_budget"] = args.token_budget
@@ -91,6 +97,8 @@ def evaluate(config: EvalConfig) -> dict[str, Any]:
     config.validate()
     started = time.monotonic()
     client = None if config.is_baseline else make_client(config)
+    if client is not None:
+        detect_context(config)
     if config.format == "wellplay":
         from evaluation.wellplay import run_wellplay
 
@@ -112,10 +120,31 @@ def evaluate(config: EvalConfig) -> dict[str, Any]:
                      "endpoint": client.endpoint if client else None},
         "usage": {k: v for k, v in stats.items() if k not in ("sent", "cached", "failed", "failed_by_reason")},
         "unparseable": sum(1 for r in rows if r.status == "unparseable"),
+        "context": context_summary(config, rows),
         "elapsed_s": round(time.monotonic() - started, 3),
     }
     write_report(config.out, summary, rows, config.as_dict(), extra_md, charts=config.charts)
     return summary
+
+
+def context_summary(config: EvalConfig, rows: list) -> dict[str, Any]:
+    from evaluation.context import token_counter
+
+    return {"max_context": config.max_context, "source": config.context_source or None,
+            "prompt_limit": config.prompt_limit(), "tokenizer": token_counter(config.model)[1],
+            "trimmed_rows": sum(1 for r in rows if r.extra.get("context_note"))}
+
+
+def detect_context(config: EvalConfig) -> None:
+    """--max-context, else the size the server reports in /v1/models (else unknown)."""
+    from evaluation.context import server_context_size
+
+    if config.max_context is not None:
+        config.context_source = "--max-context"
+        return
+    size = server_context_size(config.base_url, config.api_key, config.model)
+    if size:
+        config.max_context, config.context_source = size, "/v1/models"
 
 
 def run_evaluate(args: argparse.Namespace, stdout=None, stderr=None) -> int:

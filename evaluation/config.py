@@ -61,6 +61,9 @@ class EvalConfig:
     price_out: float | None = None
     progress: bool = True
     charts: bool = True
+    max_context: int | None = None  # the server's context window (--max-context, else /v1/models)
+    context_source: str = ""  # where max_context came from
+    text_only: bool = False  # WhodunitBench: never send images (image questions use stored text or are skipped)
     no_cache: bool = False  # neither read nor write the response cache
     refresh_failed: bool = False  # re-send cached entries holding an empty reply (older versions cached them)
 
@@ -86,6 +89,8 @@ class EvalConfig:
             raise ConfigError("--runs must be at least 1")
         if self.concurrency < 1:
             raise ConfigError("--concurrency must be at least 1")
+        if self.max_context is not None and self.max_context < 256:
+            raise ConfigError("--max-context must be at least 256 tokens")
         if self.limit is not None and self.limit < 1:
             raise ConfigError("--limit must be at least 1")
         if is_baseline(self.model) and self.model not in BASELINES:
@@ -127,6 +132,12 @@ class EvalConfig:
         if self.max_tokens > 0:  # 0 = no limit sent (models that only accept max_completion_tokens)
             params["max_tokens"] = self.max_tokens
         return params
+
+    def prompt_limit(self) -> int | None:
+        """Prompt tokens allowed per request (None when the context size is unknown)."""
+        from evaluation.context import prompt_limit
+
+        return None if self.max_context is None else prompt_limit(self.max_context, self.max_tokens)
 
     def judge_prompt_for(self, truth: str, prediction: str) -> str:
         """Placeholders replaced literally, so a custom prompt may contain other braces (JSON examples)."""

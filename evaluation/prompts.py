@@ -176,8 +176,9 @@ def context_for(game: Game, question: Question, perspective: str, budget: int = 
     sizes = [max(1, count_tokens(s)) for _, s in scripts]
     total = sum(sizes)
     blocks = []
+    floor = min(200, budget // max(1, len(scripts)))  # a small budget (small server) may go below 200 each
     for (name, script), size in zip(scripts, sizes, strict=True):
-        share = budget if total <= budget else max(200, budget * size // total)
+        share = budget if total <= budget else max(floor, budget * size // total)
         blocks.append(f"【{label}：{name}】\n{fit_to_budget(script, share, terms, language)}")
     public = game.public_clue_text.strip()
     if public:

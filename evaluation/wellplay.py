@@ -12,6 +12,7 @@ from typing import Any
 
 from casebook.interchange import WELLPLAY_KINDS, Game
 from evaluation.config import ConfigError, EvalConfig
+from evaluation.context import fit_to_context, token_counter
 from evaluation.engine import Item, ask, score_items
 from evaluation.prompts import build_messages, context_for
 from evaluation.scoring import ResultRow, aggregate
@@ -51,8 +52,12 @@ def build_items(games: Sequence[Game], config: EvalConfig) -> list[Item]:
             counts[question.kind] = counts.get(question.kind, 0) + 1
             if config.limit is not None and counts[question.kind] > config.limit:
                 continue
-            messages = [] if config.is_baseline else build_messages(game, question, config.perspective,
-                                                                   config.token_budget)
+            messages, note = [], ""
+            if not config.is_baseline:
+                messages, note = fit_to_context(
+                    lambda budget, game=game, question=question: build_messages(game, question, config.perspective,
+                                                                                budget),
+                    config.token_budget, config.prompt_limit(), token_counter(config.model)[0])
             context = ""
             if config.model == "baseline:lexical":
                 context = context_for(game, question, config.perspective, BASELINE_CONTEXT_BUDGET).text
@@ -60,6 +65,7 @@ def build_items(games: Sequence[Game], config: EvalConfig) -> list[Item]:
             items.append(Item(
                 id=f"{game.slug}#{index}", game=game, question=question, category=str(question.kind),
                 messages=messages, context=context, character=question.perspective,
+                extra={"context_note": note} if note else {},
             ))
     return items
 

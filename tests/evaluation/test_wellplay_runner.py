@@ -190,7 +190,7 @@ def test_failures_are_named_and_never_scored(wellplay_anchor, run_cli, tmp_path)
     """A prompt over a small server's context is a *context* failure, not a wrong answer; 401 stops."""
     args = ["--format", "wellplay", "--model", "scripted", "--language", "zh", "--game", SIN_ZH,
             "--cache-dir", tmp_path / "cache", "--no-progress", "--no-charts"]
-    with OpenAITestServer(reply='{"answer": "b"}', context_size=600) as small:
+    with OpenAITestServer(reply='{"answer": "b"}', context_size=600, advertise_context=False) as small:
         code, out, err = run_cli(wellplay_anchor, *args, "--base-url", small.base_url, "--perspective", "own",
                                  "--out", tmp_path / "small")
     s = load_summary(tmp_path / "small")
@@ -203,3 +203,29 @@ def test_failures_are_named_and_never_scored(wellplay_anchor, run_cli, tmp_path)
         code, out, err = run_cli(wellplay_anchor, *args, "--base-url", guarded.base_url, "--out", tmp_path / "auth")
         assert code == 3 and "refused" in err and "Traceback" not in err
         assert guarded.count < 44
+
+
+def test_prompts_are_trimmed_to_the_context_the_server_reports(wellplay_anchor, run_cli, tmp_path) -> None:
+    """A llama.cpp-like server (2,048 tokens, one slot) reports its context in /v1/models: every prompt is
+    trimmed to fit with the reply, each trimmed row says so, and no request fails for its length."""
+    args = ["--format", "wellplay", "--model", "test-model", "--language", "zh", "--game", SIN_ZH,
+            "--perspective", "all", "--concurrency", "8", "--cache-dir", tmp_path / "cache", "--no-progress",
+            "--no-charts"]
+    with OpenAITestServer.like_llama_cpp(context_size=2048, reply='{"answer": "a"}') as server:
+        code, _, err = run_cli(wellplay_anchor, *args, "--base-url", server.base_url, "--out", tmp_path / "fit")
+        assert code == 0, err
+        assert server.max_computing == 1
+    s = load_summary(tmp_path / "fit")
+    assert s["outcomes"]["failed"] == 0 and s["outcomes"]["answered"] == 44
+    assert s["context"]["max_context"] == 2048 and s["context"]["source"] == "/v1/models"
+    assert s["context"]["trimmed_rows"] == 44  # every "all scripts" prompt is far longer than 2k tokens
+    with (tmp_path / "fit" / "results.csv").open(encoding="utf-8") as fh:
+        notes = [row["x_context_note"] for row in csv.DictReader(fh)]
+    assert all(note.startswith("context trimmed:") and "limit 1081" in note for note in notes)
+
+    # --max-context overrides; a server that says nothing and gets the full prompt fails it as "context"
+    with OpenAITestServer(context_size=2048, reply='{"answer": "a"}') as server:
+        code, _, err = run_cli(wellplay_anchor, *args, "--base-url", server.base_url, "--max-context", "4096",
+                               "--out", tmp_path / "wide")
+    wide = load_summary(tmp_path / "wide")
+    assert wide["context"]["source"] == "--max-context" and wide["context"]["prompt_limit"] == int(4096 - 800 - (0.05 * 4096 + 64))
