@@ -13,6 +13,10 @@ What is asked, per ``shared/formats/whodunitbench.md`` §7:
   clue and every role script (by the end of a game the detectives have shared their clues);
   accuracy overall and per hop level (``0`` = direct facts, ``role`` = role-only questions with
   no level).
+- ``--text-only`` (a server that takes no images): no image is ever sent. TIU/MIU questions get
+  the stored text of the game's image clues (OCR / description) instead, and are *skipped* when no
+  image has any — MMR keeps its text context plus that image text. The summary's ``text_only``
+  block counts both.
 - **CMD**: the model writes the motive and method (context as for MMR); an LLM judge scores it
   0–100 against the game's ``reason``. The judge model and prompt are in the report's config.
   Baselines cannot write free text, so CMD is ``null`` for them unless a judge is given.
@@ -38,9 +42,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from casebook.interchange import Game, Question, QuestionKind, name_key
+from casebook.interchange import ClueKind, Game, Question, QuestionKind, name_key
 from evaluation.client import ChatClient, ChatRequest, run_blocking
 from evaluation.config import ConfigError, EvalConfig
+from evaluation.context import fit_to_context, token_counter
 from evaluation.engine import Item, ask, score_items
 from evaluation.prompts import build_messages, context_for
 from evaluation.scoring import ResultRow, aggregate
@@ -116,11 +121,22 @@ def _full_context(game: Game, perspective: str, budget: int) -> str:
     return context_for(game, probe, "all", budget).text
 
 
-def build_items(games: Sequence[Game], config: EvalConfig) -> list[Item]:
+def image_text(game: Game) -> str:
+    """The stored OCR / description text of the game's image clues (what --text-only sends instead)."""
+    language = "zh" if game.language == "zh" else "en"
+    blocks = [(f"【图片 {c.title or c.key} 的文字】\n" if language == "zh" else f"[Text of image {c.title or c.key}]\n")
+              + c.ocr_text.strip() for c in game.clues if c.kind == ClueKind.IMAGE and c.ocr_text.strip()]
+    return "\n\n".join(blocks)
+
+
+def build_items(games: Sequence[Game], config: EvalConfig, skipped: dict[str, int] | None = None) -> list[Item]:
+    """The questions to ask; with ``--text-only`` image questions without stored image text are counted
+    in ``skipped`` (by category) instead."""
     items: list[Item] = []
     for game in games:
         detectives = {name_key(n) for n in _detectives(game)}
-        images: list[str] | None = None
+        images: list[str] | None = [] if config.text_only else None
+        stored_image_text = image_text(game) if config.text_only else ""
         counts: dict[str, int] = {}
         for index, question in enumerate(game.questions):
             category = CATEGORY_OF.get(question.kind)
@@ -133,27 +149,43 @@ def build_items(games: Sequence[Game], config: EvalConfig) -> list[Item]:
                 continue
             level = question.level if category == "mmr" else None
             messages: list[dict[str, Any]] = []
-            context = ""
+            context, note = "", ""
+            count = token_counter(config.model)[0]
             if category == "lsu":
                 perspective = config.perspective
                 if not config.is_baseline:
-                    messages = build_messages(game, question, perspective, config.token_budget)
+                    messages, note = fit_to_context(
+                        lambda budget, game=game, question=question: build_messages(game, question,
+                                                                                    config.perspective, budget),
+                        config.token_budget, config.prompt_limit(), count)
                 elif config.model == "baseline:lexical":
                     context = context_for(game, question, perspective, 10**9).text
             else:
+                if config.text_only and category in ("tiu", "miu") and not stored_image_text:
+                    if skipped is not None:
+                        skipped[category] = skipped.get(category, 0) + 1
+                    continue
                 if images is None and not config.is_baseline:
                     images = image_data_urls(game, config.image_max_side)
                 extra = ""
                 if category == "mmr":
                     extra = _full_context(game, config.perspective,
                                           config.token_budget if not config.is_baseline else 10**9)
+                if stored_image_text:
+                    extra = "\n\n".join(p for p in (extra, stored_image_text) if p)
                 if not config.is_baseline:
-                    messages = build_messages(game, question, "none", config.token_budget, images or [], extra)
+                    def build(budget: int, game=game, question=question, category=category,
+                              image_text=stored_image_text, pictures=images) -> list[dict[str, Any]]:
+                        text = _full_context(game, config.perspective, budget) if category == "mmr" else ""
+                        text = "\n\n".join(p for p in (text, image_text) if p)
+                        return build_messages(game, question, "none", config.token_budget, pictures or [], text)
+
+                    messages, note = fit_to_context(build, config.token_budget, config.prompt_limit(), count)
                 context = extra  # image questions: the lexical baseline has only text to go on
             items.append(Item(
                 id=f"{game.slug}#{index}", game=game, question=question, category=category, messages=messages,
                 context=context or question.stem, character=question.perspective if category == "lsu" else "",
-                level=level, extra={"source": question.source},
+                level=level, extra={"source": question.source, **({"context_note": note} if note else {})},
             ))
     return items
 
@@ -356,7 +388,8 @@ def _levels(rows: Sequence[ResultRow], runs: int) -> dict[str, Any]:
 
 def run_whodunitbench(config: EvalConfig, client: ChatClient | None) -> tuple[dict[str, Any], list[ResultRow], str]:
     games = load_games(config)
-    items = build_items(games, config)
+    skipped: dict[str, int] = {}
+    items = build_items(games, config, skipped)
     if not items:
         raise ConfigError("the selected games have no multiple-choice questions")
     answers = ask(items, config, client, desc="WhodunitBench questions")
@@ -374,6 +407,11 @@ def run_whodunitbench(config: EvalConfig, client: ChatClient | None) -> tuple[di
         summary["by_game"].setdefault(slug, {"by_category": {}, "overall": {}})["by_category"]["cmd"] = \
             block["by_category"].get("cmd")
     summary["agents"] = _agents_block(games, config)
+    if config.text_only:
+        summary["text_only"] = {
+            "images_sent": 0, "skipped_without_image_text": skipped,
+            "image_questions_with_stored_text": sum(1 for i in items if i.category in ("tiu", "miu")),
+        }
     summary["questions"] = len(items)
     summary["games"] = [{"slug": g.slug, "title": g.title, "language": g.language} for g in games]
     extra = ["## MMR by hop level", ""]

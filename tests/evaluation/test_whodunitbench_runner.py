@@ -84,3 +84,34 @@ def test_recorded_votes_on_di7mi_2(whodunitbench_anchor: Path, run_cli, tmp_path
     assert run["votes"]["萨拉"] == "罗尔夫"  # the alias 达文西 resolved to 萨拉
     assert run["itd"] == 1.0  # the only key role (the murderer) was questioned
     assert s["by_category"]["cmd"]["strict"] is None  # a baseline writes no deduction and no judge was given
+
+
+def test_text_only_sends_no_images_and_reports_what_it_skipped(whodunitbench_anchor: Path, run_cli, tmp_path) -> None:
+    """A text-only server: no request carries an image; image questions without stored text are skipped."""
+    game_dir = whodunitbench_anchor / "XIAOHUA_example"
+    with OpenAITestServer(responder=_scripted) as server:
+        code, _, err = run_cli(
+            game_dir, "--format", "whodunitbench", "--model", "text-model", "--base-url", server.base_url,
+            "--text-only", "--limit", "2", "--cache-dir", tmp_path / "cache", "--no-progress", "--no-charts",
+            "--out", tmp_path / "t")
+        assert code == 0, err
+        assert not any(_images(r) for r in server.requests)
+    s = load_summary(tmp_path / "t")
+    # the anchor's images carry no OCR text: TIU/MIU are skipped (counted), LSU and MMR asked as text
+    assert s["text_only"]["skipped_without_image_text"] == {"tiu": 2, "miu": 2}
+    assert set(s["by_category"]) >= {"lsu", "mmr"} and "tiu" not in s["by_category"]
+
+
+def test_text_only_gives_image_questions_the_stored_image_text(whodunitbench_anchor: Path, tmp_path) -> None:
+    from evaluation.config import EvalConfig
+    from evaluation.whodunitbench import build_items, load_games
+
+    config = EvalConfig(export_dir=whodunitbench_anchor / "XIAOHUA_example", format="whodunitbench",
+                        model="text-model", out=tmp_path / "o", base_url="http://127.0.0.1:9/v1", text_only=True,
+                        limit=1)
+    [game] = load_games(config)
+    game.clues[0].ocr_text = "死者的日记：三月五日，维生素C被换了。"
+    items = build_items([game], config)
+    tiu = next(i for i in items if i.category == "tiu")
+    text = user_text({"messages": tiu.messages})
+    assert "维生素C被换了" in text and isinstance(tiu.messages[-1]["content"], str)  # text, no image parts
