@@ -7,6 +7,7 @@ format readers.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
 from pathlib import Path
@@ -23,9 +24,21 @@ __all__ = [
 ]
 
 
+#: --format → (module, function(config, client) -> (summary core, rows, extra Markdown)); a new format
+#: registers itself here (imported lazily, so a runner's dependencies load only when it runs)
+RUNNERS: dict[str, tuple[str, str]] = {
+    "wellplay": ("evaluation.wellplay", "run_wellplay"),
+    "whodunitbench": ("evaluation.whodunitbench", "run_whodunitbench"),
+    "jsonl": ("evaluation.jsonl", "run_jsonl"),
+    "sessions": ("evaluation.sessions", "run_sessions"),
+}
+
+
 def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("export_dir", type=Path, help="an export directory (WellPlay or WhodunitBench layout)")
-    parser.add_argument("--format", required=True, choices=["wellplay", "whodunitbench", "sessions"])
+    parser.add_argument("--format", required=True, choices=sorted(RUNNERS),
+                        help="wellplay / whodunitbench: multiple choice; jsonl: factual and inferential items of "
+                             "a generic export (questions.jsonl); sessions: played-game logs")
     parser.add_argument("--model", required=True,
                         help="model name at the endpoint, or baseline:random / baseline:lexical (offline)")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
@@ -94,23 +107,16 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
 
 def evaluate(config: EvalConfig) -> dict[str, Any]:
     """Run one evaluation end to end and write the report; returns summary.json's content."""
+    if config.format not in RUNNERS:
+        raise ConfigError(f"--format must be one of {', '.join(sorted(RUNNERS))} (got {config.format!r})")
     config.validate()
     started = time.monotonic()
     client = None if config.is_baseline else make_client(config)
     if client is not None:
         detect_context(config)
-    if config.format == "wellplay":
-        from evaluation.wellplay import run_wellplay
-
-        core, rows, extra_md = run_wellplay(config, client)
-    elif config.format == "sessions":
-        from evaluation.sessions import run_sessions
-
-        core, rows, extra_md = run_sessions(config, client)
-    else:
-        from evaluation.whodunitbench import run_whodunitbench
-
-        core, rows, extra_md = run_whodunitbench(config, client)
+    module_name, function_name = RUNNERS[config.format]
+    runner = getattr(importlib.import_module(module_name), function_name)
+    core, rows, extra_md = runner(config, client)
     stats = client.stats() if client else {"sent": 0, "cached": 0, "failed": 0}
     summary: dict[str, Any] = {
         "benchmark": config.format, "model": config.model, "perspective": config.perspective,

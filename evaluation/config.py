@@ -12,7 +12,6 @@ from evaluation.prompts import DEFAULT_BUDGET, PERSPECTIVES
 
 __all__ = ["ConfigError", "EvalConfig", "DEFAULT_JUDGE_PROMPT"]
 
-FORMATS = ("wellplay", "whodunitbench", "sessions")
 
 DEFAULT_JUDGE_PROMPT = """你是剧本杀推理测评的评委。请对照标准答案，评价玩家对凶手作案动机和作案手法的推理。
 You are the judge of a murder-mystery reasoning test. Compare the player's deduction of the
@@ -77,8 +76,6 @@ class EvalConfig:
 
     # -- checks ---------------------------------------------------------------------------
     def validate(self) -> None:
-        if self.format not in FORMATS:
-            raise ConfigError(f"--format must be one of {', '.join(FORMATS)} (got {self.format!r})")
         if not self.export_dir.is_dir():
             raise ConfigError(f"export directory not found: {self.export_dir}")
         if self.perspective not in PERSPECTIVES:

@@ -39,22 +39,27 @@ def _pm(mean: float | None, std: float | None) -> str:
 
 # -- tables ---------------------------------------------------------------------------------
 
-def _category_rows(block: dict[str, Any]) -> list[dict[str, Any]]:
+def modes_of(summary: dict[str, Any]) -> list[str]:
+    """The scoring modes a summary reports (``modes``; WellPlay/WhodunitBench: strict and repository)."""
+    return list(summary.get("modes") or MODES)
+
+
+def _category_rows(block: dict[str, Any], modes: Sequence[str] = MODES) -> list[dict[str, Any]]:
     rows = []
     for cat, stats in block.get("by_category", {}).items():
         row = {"category": cat, "n": stats.get("n")}
-        for m in MODES:
+        for m in modes:
             row[f"{m}_mean"] = stats.get(m)
             row[f"{m}_std"] = stats.get("std", {}).get(m)
         rows.append(row)
     overall = block.get("overall", {})
     row = {"category": "overall", "n": overall.get("n")}
-    for m in MODES:
+    for m in modes:
         row[f"{m}_mean"] = overall.get(m, {}).get("accuracy")
         row[f"{m}_std"] = overall.get(m, {}).get("accuracy_std")
     rows.append(row)
     row = {"category": "overall (weighted)", "n": overall.get("n")}
-    for m in MODES:
+    for m in modes:
         row[f"{m}_mean"] = overall.get(m, {}).get("weighted")
         row[f"{m}_std"] = overall.get(m, {}).get("weighted_std")
     rows.append(row)
@@ -77,17 +82,17 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-def _block_md(block: dict[str, Any]) -> str:
-    rows = [[r["category"], r["n"], _pm(r["strict_mean"], r["strict_std"]),
-             _pm(r["repository_mean"], r["repository_std"])] for r in _category_rows(block)]
-    return _md_table(["category", "n", "strict % (mean ± std)", "repository % (mean ± std)"], rows)
+def _block_md(block: dict[str, Any], modes: Sequence[str] = MODES) -> str:
+    rows = [[r["category"], r["n"]] + [_pm(r[f"{m}_mean"], r[f"{m}_std"]) for m in modes]
+            for r in _category_rows(block, modes)]
+    return _md_table(["category", "n"] + [f"{m} % (mean ± std)" for m in modes], rows)
 
 
 def format_short_table(summary: dict[str, Any]) -> str:
     """The few lines the CLI prints at the end."""
-    rows = [[r["category"], r["n"], _pct(r["strict_mean"]), _pct(r["repository_mean"])]
-            for r in _category_rows(summary)]
-    return _md_table(["category", "n", "strict %", "repository %"], rows)
+    modes = modes_of(summary)
+    rows = [[r["category"], r["n"]] + [_pct(r[f"{m}_mean"]) for m in modes] for r in _category_rows(summary, modes)]
+    return _md_table(["category", "n"] + [f"{m} %" for m in modes], rows)
 
 
 # -- charts ---------------------------------------------------------------------------------
@@ -138,25 +143,26 @@ def _bars(path: Path, title: str, labels: list[str], series: dict[str, list[floa
 
 def _charts(out: Path, summary: dict[str, Any], title: str) -> list[str]:
     written = []
+    modes = modes_of(summary)
     cats = list(summary.get("by_category", {}))
     labels = cats + ["overall", "weighted"]
     series = {m: [summary["by_category"][c].get(m) for c in cats]
               + [summary["overall"].get(m, {}).get("accuracy"), summary["overall"].get(m, {}).get("weighted")]
-              for m in MODES}
+              for m in modes}
     errors = {m: [summary["by_category"][c].get("std", {}).get(m) for c in cats]
               + [summary["overall"].get(m, {}).get("accuracy_std"), summary["overall"].get(m, {}).get("weighted_std")]
-              for m in MODES}
+              for m in modes}
     _bars(out / "accuracy_by_category.png", f"{title} — by category", labels, series, errors)
     written.append("accuracy_by_category.png")
     games = list(summary.get("by_game", {}))
     if games:
-        series = {m: [summary["by_game"][g]["overall"].get(m, {}).get("accuracy") for g in games] for m in MODES}
-        errors = {m: [summary["by_game"][g]["overall"].get(m, {}).get("accuracy_std") for g in games] for m in MODES}
+        series = {m: [summary["by_game"][g]["overall"].get(m, {}).get("accuracy") for g in games] for m in modes}
+        errors = {m: [summary["by_game"][g]["overall"].get(m, {}).get("accuracy_std") for g in games] for m in modes}
         _bars(out / "accuracy_by_game.png", f"{title} — by game (unweighted)", games, series, errors)
         written.append("accuracy_by_game.png")
     runs = summary.get("runs", 1)
     key = "weighted" if summary.get("benchmark") == "wellplay" else "accuracy"
-    series = {m: summary["overall"].get(m, {}).get(f"{key}_runs") or [None] * runs for m in MODES}
+    series = {m: summary["overall"].get(m, {}).get(f"{key}_runs") or [None] * runs for m in modes}
     _bars(out / "runs.png", f"{title} — overall {key} per run", [f"run {i + 1}" for i in range(runs)], series)
     written.append("runs.png")
     return written
@@ -176,18 +182,19 @@ def write_report(out: Path, summary: dict[str, Any], rows: Sequence[ResultRow], 
          "category": r.category, "sub_type": r.sub_type, "multi": int(r.multi), "level": r.level, "weight": r.weight,
          "truth": r.truth, "answer": "" if r.answer is None else r.answer, "answer_raw": r.answer_raw,
          "parsed": int(r.answer is not None), "right_strict": r.right.get("strict"),
-         "right_repository": r.right.get("repository"), "status": r.status, "failure": r.failure,
+         **{f"right_{m}": r.right.get(m) for m in modes_of(summary)}, "status": r.status, "failure": r.failure,
          "cached": int(r.cached), "error": r.error,
          "reply": r.reply or "", **{f"x_{k}": v for k, v in r.extra.items()}}
         for r in rows
     ])
-    _write_csv(out / "by_category.csv", _category_rows(summary))
+    modes = modes_of(summary)
+    _write_csv(out / "by_category.csv", _category_rows(summary, modes))
     _write_csv(out / "by_game.csv", [{"game": g, **row} for g, block in summary.get("by_game", {}).items()
-                                     for row in _category_rows(block)])
+                                     for row in _category_rows(block, modes)])
     _write_csv(out / "by_character.csv", [
         {"game": g, "character": c, **row}
         for g, chars in summary.get("by_character", {}).items() for c, block in chars.items()
-        for row in _category_rows(block)])
+        for row in _category_rows(block, modes)])
     title = f"{summary.get('benchmark', '')} · {summary.get('model', '')} · {summary.get('perspective', '')}"
     outcomes = summary.get("outcomes", {})
     reasons = ", ".join(f"{k} {v}" for k, v in outcomes.get("failed_by_reason", {}).items())
@@ -198,14 +205,15 @@ def write_report(out: Path, summary: dict[str, Any], rows: Sequence[ResultRow], 
           "", f"Rows answered {outcomes.get('answered', 0)}, unparseable {outcomes.get('unparseable', 0)}, "
           f"failed {outcomes.get('failed', 0)}" + (f" ({reasons})" if reasons else "")
           + " — failed rows are not scored: accuracy is over answered + unparseable rows.",
-          "", "Accuracy in %. *strict* = JSON answer field or one unambiguous option letter, exact letter set "
-          "(mean ± sample std over runs); *repository* (alias *compatible*) = the WellPlay repository's "
-          "extraction and substring rules, quirks kept, averaged per file (game × run) then over files.",
-          "", "## Overall", "", _block_md(summary)]
+          "", summary.get("modes_note") or (
+              "Accuracy in %. *strict* = JSON answer field or one unambiguous option letter, exact letter set "
+              "(mean ± sample std over runs); *repository* (alias *compatible*) = the WellPlay repository's "
+              "extraction and substring rules, quirks kept, averaged per file (game × run) then over files."),
+          "", "## Overall", "", _block_md(summary, modes)]
     for game, block in summary.get("by_game", {}).items():
-        md += ["", f"## {game}", "", _block_md(block)]
+        md += ["", f"## {game}", "", _block_md(block, modes)]
         for character, cblock in summary.get("by_character", {}).get(game, {}).items():
-            md += ["", f"### {game} · {character}", "", _block_md(cblock)]
+            md += ["", f"### {game} · {character}", "", _block_md(cblock, modes)]
     if extra_md:
         md += ["", extra_md]
     try:
@@ -250,14 +258,17 @@ def compare_reports(report_dirs: Sequence[Path], out: Path | None = None) -> str
         cats.extend(c for c in s.get("by_category", {}) if c not in cats)
     table_rows = []
     csv_rows = []
+    modes: list[str] = []
+    for _, s in summaries:
+        modes.extend(m for m in modes_of(s) if m not in modes)
     for cat in cats:
-        for m in MODES:
+        for m in modes:
             vals = [s.get("by_category", {}).get(cat, {}).get(m) for _, s in summaries]
             stds = [s.get("by_category", {}).get(cat, {}).get("std", {}).get(m) for _, s in summaries]
             table_rows.append([f"{cat} ({m})"] + [_pm(v, e) for v, e in zip(vals, stds, strict=True)])
             csv_rows.append({"metric": f"{cat}/{m}", **dict(zip(labels, vals, strict=True))})
     for key in ("accuracy", "weighted"):
-        for m in MODES:
+        for m in modes:
             vals = [s.get("overall", {}).get(m, {}).get(key) for _, s in summaries]
             stds = [s.get("overall", {}).get(m, {}).get(f"{key}_std") for _, s in summaries]
             table_rows.append([f"overall {key} ({m})"] + [_pm(v, e) for v, e in zip(vals, stds, strict=True)])

@@ -112,12 +112,12 @@ def mean_std(values: Sequence[float | None]) -> tuple[float | None, float | None
 
 
 def _accuracy(rows: Iterable[ResultRow], mode: str) -> float | None:
-    rows = list(rows)
+    rows = [r for r in rows if mode in r.right]  # a mode a row has no score in (factual rows: informed)
     return sum(r.right.get(mode, 0.0) for r in rows) / len(rows) if rows else None
 
 
 def _weighted(rows: Iterable[ResultRow], mode: str) -> float | None:
-    rows = list(rows)
+    rows = [r for r in rows if mode in r.right]
     total = sum(r.weight for r in rows)
     return sum(r.weight * r.right.get(mode, 0.0) for r in rows) / total if total else None
 
@@ -205,7 +205,7 @@ def aggregate(rows: Sequence[ResultRow], runs: int, categories: Sequence[str],
     out["by_character"] = by_character
     out["runs"] = runs
     out["outcomes"] = outcome_counts(rows)
-    out["scoring"] = {m: {"aggregation": AGGREGATION[canonical_mode(m)],
+    out["scoring"] = {m: {"aggregation": AGGREGATION.get(canonical_mode(m), AGGREGATION["strict"]),
                           **({"aliases": [a for a, c in MODE_ALIASES.items() if c == m]} if m in MODE_ALIASES.values()
                              else {})}
                       for m in modes}
