@@ -188,6 +188,7 @@ FAILURE_ADVICE = {
     "server": "the server returned an error or a broken reply; rerun the same command to retry only those",
     "timeout": "no reply within --timeout; raise --timeout or lower --concurrency, then rerun",
     "judge": "the judge failed or its verdict could not be read; rerun to retry the judge",
+    "images": "the server refused images twice, so no further image was sent; rerun with --text-only",
 }
 
 

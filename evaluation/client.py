@@ -41,7 +41,14 @@ FAILURE_REASONS = {
     "auth": "the endpoint refused the key (HTTP 401/403)",
     "server": "HTTP error, connection error, or a broken/empty 200 response",
     "timeout": "no reply within --timeout seconds of sending",
+    "images": "the server refused requests with images twice; no further image is sent (use --text-only)",
 }
+IMAGE_REFUSALS_TO_STOP = 2  # image requests refused (HTTP 4xx/5xx) before images are given up
+
+
+def has_images(request: ChatRequest) -> bool:
+    return any(isinstance(m.get("content"), list) and any(p.get("type") == "image_url" for p in m["content"])
+               for m in request.messages)
 _CONTEXT_WORDS = ("context", "token", "too long", "exceeds", "maximum", "n_ctx")
 
 
@@ -280,6 +287,9 @@ class ChatClient:
         self.usage = Usage()  # tokens of responses received in this session
         self.cached_usage = Usage()  # tokens recorded for cached responses (what they cost once)
         self.limiter: AdaptiveLimit | None = None
+        self.image_refusals = 0  # image requests answered with an HTTP error; at 2 no image is sent again
+        self._images_ok = False  # an image request has succeeded: images need no probing any more
+        self._image_probe: asyncio.Lock | None = None  # made per run: a lock belongs to one event loop
 
     def key(self, request: ChatRequest) -> str:
         return request.key(self.endpoint)
@@ -316,11 +326,24 @@ class ChatClient:
         return content, usage
 
     async def _send(self, client: Any, request: ChatRequest) -> ChatResult:
+        """Until an image request has succeeded, image requests go one at a time (with their retries), so
+        a server that refuses images sees at most :data:`IMAGE_REFUSALS_TO_STOP` of them."""
+        images = has_images(request)
+        if images and not self._images_ok:
+            self._image_probe = self._image_probe or asyncio.Lock()
+            async with self._image_probe:
+                return await self._attempts(client, request, images)
+        return await self._attempts(client, request, images)
+
+    async def _attempts(self, client: Any, request: ChatRequest, images: bool) -> ChatResult:
         import openai
 
         key = self.key(request)
         last_error, reason = "", "server"
         for attempt in range(self.max_retries + 1):
+            if images and self.image_refusals >= IMAGE_REFUSALS_TO_STOP:
+                return ChatResult(key, None, error="not sent: the server refused images twice", attempts=attempt,
+                                  failure="images")
             limiter = self.limiter or AdaptiveLimit(self.concurrency)
             async with limiter:
                 self.sent += 1
@@ -334,11 +357,14 @@ class ChatClient:
                     error = exc
                 else:
                     limiter.observe(time.monotonic() - started)
+                    self._images_ok = self._images_ok or images
                     self.usage.add(usage)
                     if self.cache is not None:
                         self.cache.put(key, request, content, usage)
                     return ChatResult(key, content, usage, attempts=attempt + 1)
             last_error = f"{type(error).__name__}: {error}"
+            if images and isinstance(error, openai.APIStatusError) and reason == "server":
+                self.image_refusals += 1
             if reason == "auth":
                 raise EndpointAuthError(
                     f"the endpoint {self.endpoint} refused the request ({last_error}); check the API key "
@@ -384,6 +410,7 @@ class ChatClient:
                            results: list[ChatResult | None], desc: str) -> list[ChatResult | None]:
         pending = list(pending)
         self.limiter = AdaptiveLimit(self.concurrency)
+        self._image_probe = asyncio.Lock()
         # Identical requests inside one batch are sent once.
         first_of: dict[str, int] = {}
         duplicates: dict[int, int] = {}

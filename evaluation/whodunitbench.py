@@ -48,7 +48,7 @@ from evaluation.config import ConfigError, EvalConfig
 from evaluation.context import fit_to_context, token_counter
 from evaluation.engine import Item, ask, score_items
 from evaluation.prompts import build_messages, context_for
-from evaluation.scoring import ResultRow, aggregate
+from evaluation.scoring import ResultRow, aggregate, outcome_counts
 from exporters.whodunitbench.agent_logs import AgentRun, read_agent_runs
 
 __all__ = ["CATEGORIES", "agent_metrics", "build_items", "image_data_urls", "parse_judge_score", "run_whodunitbench"]
@@ -407,6 +407,7 @@ def run_whodunitbench(config: EvalConfig, client: ChatClient | None) -> tuple[di
         summary["by_game"].setdefault(slug, {"by_category": {}, "overall": {}})["by_category"]["cmd"] = \
             block["by_category"].get("cmd")
     summary["agents"] = _agents_block(games, config)
+    summary["outcomes"] = outcome_counts(rows + cmd_rows)  # CMD deductions and verdicts included
     if config.text_only:
         summary["text_only"] = {
             "images_sent": 0, "skipped_without_image_text": skipped,

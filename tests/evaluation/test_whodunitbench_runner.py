@@ -115,3 +115,40 @@ def test_text_only_gives_image_questions_the_stored_image_text(whodunitbench_anc
     tiu = next(i for i in items if i.category == "tiu")
     text = user_text({"messages": tiu.messages})
     assert "维生素C被换了" in text and isinstance(tiu.messages[-1]["content"], str)  # text, no image parts
+
+
+def test_a_server_that_refuses_images_gets_them_twice_at_most(whodunitbench_anchor: Path, run_cli, tmp_path) -> None:
+    from casebook.openai_test_server import Reply
+
+    def text_only_server(request: dict, n: int):
+        if _images(request):
+            return Reply.error(500, "image input is not supported by this model")
+        return _scripted(request, n)
+
+    with OpenAITestServer(responder=text_only_server) as server:
+        code, _, err = run_cli(
+            whodunitbench_anchor / "XIAOHUA_example", "--format", "whodunitbench", "--model", "text-model",
+            "--base-url", server.base_url, "--limit", "2", "--concurrency", "1", "--max-retries", "5",
+            "--cache-dir", tmp_path / "cache", "--no-progress", "--no-charts", "--out", tmp_path / "r")
+        assert sum(1 for r in server.requests if _images(r)) == 2  # not 6 retries per image question
+    s = load_summary(tmp_path / "r")
+    assert code == 1 and "--text-only" in err
+    assert s["outcomes"]["failed_by_reason"]["images"] == 6  # 2 TIU + 2 MIU + 2 MMR, none scored
+    assert "lsu" in s["by_category"] and "tiu" not in s["by_category"]  # failures never scored
+
+
+def test_cmd_judge_failures_are_left_out_and_counted(whodunitbench_anchor: Path, run_cli, tmp_path) -> None:
+    def unreadable_judge(request: dict, n: int) -> str:
+        return "I would rather not say." if "评委" in user_text(request) else _scripted(request, n)
+
+    judge_prompt = tmp_path / "judge.txt"
+    judge_prompt.write_text('你是评委。真相：{truth}\n玩家：{prediction}\n输出 {"score": 0-100}', encoding="utf-8")
+    with OpenAITestServer(responder=unreadable_judge) as server:
+        code, _, err = run_cli(
+            whodunitbench_anchor / "XIAOHUA_example", "--format", "whodunitbench", "--model", "m",
+            "--base-url", server.base_url, "--judge-prompt", judge_prompt, "--limit", "1",
+            "--cache-dir", tmp_path / "cache", "--no-progress", "--no-charts", "--out", tmp_path / "r")
+    s = load_summary(tmp_path / "r")
+    cmd = s["by_category"]["cmd"]
+    assert cmd["strict"] is None and cmd["outcomes"]["failed_by_reason"] == {"judge": 1}  # not a 0 averaged in
+    assert code == 1 and "× judge" in err
