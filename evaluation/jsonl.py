@@ -27,7 +27,7 @@ from casebook.interchange import Game, Question
 from evaluation.client import ChatClient, ChatRequest, run_blocking
 from evaluation.config import ConfigError, EvalConfig
 from evaluation.engine import Item, ask
-from evaluation.parsing import _dicts
+from evaluation.parsing import json_objects
 from evaluation.scoring import ResultRow, aggregate
 
 __all__ = ["CATEGORIES", "INFORMED_JUDGE_PROMPT", "MODES", "normalise", "run_jsonl"]
@@ -61,7 +61,7 @@ def normalise(text: str) -> str:
 
 def answer_and_rationale(reply: str) -> tuple[str, str]:
     """The JSON ``answer``/``rationale`` fields (last object that has ``answer``), else the whole reply."""
-    for candidate in reversed(_dicts(reply)):
+    for candidate in reversed(json_objects(reply)):
         if isinstance(candidate.get("answer"), str):
             rationale = candidate.get("rationale", candidate.get("reason", ""))
             return candidate["answer"].strip(), rationale if isinstance(rationale, str) else ""
@@ -139,7 +139,7 @@ def _judge(items: Sequence[Item], replies: dict[tuple[str, int], tuple[str, str]
     results = run_blocking(client.run(requests, desc="informed-accuracy judge")) if requests else []
     for key, result in zip(keys, results, strict=True):
         verdict = None
-        for candidate in reversed(_dicts(result.content or "")):
+        for candidate in reversed(json_objects(result.content or "")):
             score, correct = candidate.get("rationale_score"), candidate.get("answer_correct")
             if isinstance(correct, bool) and isinstance(score, (int, float)) and 1 <= score <= 5:
                 verdict = {"answer_correct": correct, "rationale_score": score}

@@ -25,7 +25,7 @@ import json
 import re
 from dataclasses import dataclass
 
-__all__ = ["ParsedAnswer", "parse_answer"]
+__all__ = ["ParsedAnswer", "json_objects", "parse_answer"]
 
 LETTERS = "abcdefghij"
 
@@ -48,7 +48,7 @@ class ParsedAnswer:
         return self.letters is not None
 
 
-def _dicts(text: str) -> list[dict]:
+def json_objects(text: str) -> list[dict]:
     """Every balanced ``{…}`` in the text that parses as JSON or a Python literal, in order."""
     found: list[dict] = []
     for start in (m.start() for m in re.finditer(r"\{", text)):
@@ -96,7 +96,7 @@ def _letters(value: object, allowed: str) -> str | None:
 
 
 def _from_json(text: str, allowed: str) -> ParsedAnswer | None:
-    answers = {_letters(d["answer"], allowed) for d in _dicts(text) if "answer" in d}
+    answers = {_letters(d["answer"], allowed) for d in json_objects(text) if "answer" in d}
     if not answers:
         return None
     if len(answers) > 1 or None in answers:
