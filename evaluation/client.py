@@ -353,7 +353,8 @@ class ChatClient:
                 except Exception as exc:  # noqa: BLE001 - every failure becomes a result, never a crash
                     reason = "server" if isinstance(exc, (BrokenResponseError, openai.APIResponseValidationError)) \
                         else classify_failure(exc)
-                    limiter.observe(None if reason == "timeout" else time.monotonic() - started)
+                    if reason == "timeout":  # a quick error says nothing about queueing: only timeouts count
+                        limiter.observe(None)
                     error = exc
                 else:
                     limiter.observe(time.monotonic() - started)
