@@ -55,3 +55,20 @@ def test_manage_py_evaluate_reports_configuration_errors(wellplay_anchor, tmp_pa
         call_command("evaluate", str(wellplay_anchor), "--format", "wellplay", "--model", "gpt-4o",
                      "--out", str(tmp_path / "x"), stdout=io.StringIO(), stderr=stderr)
     assert "baseline:lexical" in stderr.getvalue()
+
+
+def test_reports_from_before_the_rename_compare_as_repository(tmp_path) -> None:
+    """``compatible`` (the old name of the repository mode) is read as ``repository``."""
+    import json
+
+    from evaluation.report import compare_reports
+
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "summary.json").write_text(json.dumps({
+        "model": "m", "perspective": "own", "runs": 1, "requests": {"sent": 1, "cached": 0},
+        "by_category": {"objective": {"strict": 0.5, "compatible": 0.75, "std": {"strict": 0, "compatible": 0}}},
+        "overall": {"strict": {"accuracy": 0.5}, "compatible": {"accuracy": 0.75, "weighted": 0.75}},
+    }), encoding="utf-8")
+    text = compare_reports([old])
+    assert "| objective (repository) | 75.0 ± 0.0 |" in text and "compatible" not in text
