@@ -364,7 +364,8 @@ class ChatClient:
                         self.cache.put(key, request, content, usage)
                     return ChatResult(key, content, usage, attempts=attempt + 1)
             last_error = f"{type(error).__name__}: {error}"
-            if images and isinstance(error, openai.APIStatusError) and reason == "server":
+            if images and isinstance(error, openai.APIStatusError) and reason == "server" \
+                    and error.status_code not in (408, 409, 425, 429):  # busy is not a refusal
                 self.image_refusals += 1
             if reason == "auth":
                 raise EndpointAuthError(
