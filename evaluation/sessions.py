@@ -160,12 +160,12 @@ def run_sessions(config: EvalConfig, client: ChatClient | None) -> tuple[dict[st
         players = turn.row["players"]
         predicted = parse_beliefs(reply, players)
         scores = score_turn(turn.row["belief_matrix"], predicted) if predicted else {}
-        right = {m: scores["argmax"] for m in ("strict", "compatible")} if predicted and scores["argmax"] is not None else {}
+        right = {m: scores["argmax"] for m in ("strict", "repository")} if predicted and scores["argmax"] is not None else {}
         rows.append(ResultRow(
             run=run, game=turn.game, question_id=turn.id, category="belief", weight=1,
             truth=json.dumps(turn.row["suspicions"], ensure_ascii=False), character=turn.row.get("speaker") or "",
             reply=reply, answer=None if predicted is None else json.dumps(predicted), answer_raw=(reply or "")[:200],
-            right=right if predicted else {"strict": 0.0, "compatible": 0.0}, cached=cached, error=error,
+            right=right if predicted else {"strict": 0.0, "repository": 0.0}, cached=cached, error=error,
             extra={"cross_entropy": scores.get("cross_entropy"), "mae": scores.get("mae"),
                    "session": turn.row.get("session"), "turn": turn.row.get("turn")}))
     core = aggregate(rows, config.runs, ["belief"])
