@@ -26,9 +26,10 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-import openai
-
+from casebook.lazy import lazy_module
 from evaluation.client import retry_after
+
+openai = lazy_module("openai")  # imported at the first request, not at start-up
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +145,8 @@ def parse_json_reply(text: str) -> Any:
 RESPONSE_FORMATS = ("json_schema", "json_object", "none")
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "response format", "grammar")
 
-_RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError)
+def _retryable() -> tuple[type[Exception], ...]:
+    return (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError)
 
 
 def _describe_error(exc: Exception) -> str:
@@ -261,7 +263,7 @@ class LLMClient:
                     usage[key] = usage.get(key, 0) + value
                 last_text = text
                 return JSONReply(parse(text), text, usage, attempt, errors)
-            except _RETRYABLE as exc:
+            except _retryable() as exc:
                 last = _describe_error(exc)
                 wait = retry_after(exc)
             except ValueError as exc:  # unparseable content: the model may do better next time

@@ -33,8 +33,11 @@ from dataclasses import dataclass, field
 
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
-import numpy as np  # noqa: E402
 from PIL import Image, ImageFilter, ImageOps  # noqa: E402
+
+from casebook.lazy import lazy_module  # noqa: E402
+
+np = lazy_module("numpy")  # only OCR workers need it; commands and the web app start without it
 
 RENDER_DPI = 300
 PREVIEW_WIDTH = 700  # pixels; previews are for the split editor, not for OCR

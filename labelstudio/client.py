@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-import httpx
-from label_studio_sdk import LabelStudio, PredictionRequest
-from label_studio_sdk.core.api_error import ApiError
+from casebook.lazy import lazy_module
+
+httpx = lazy_module("httpx")  # with the SDK, imported when Label Studio is first called (start-up)
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT = 60.0
@@ -45,6 +45,8 @@ def translate(exc: Exception, *, url: str, what: str) -> LabelStudioError:
     """Turn an SDK / httpx exception into a :class:`LabelStudioError` naming the action that failed."""
     if isinstance(exc, LabelStudioError):
         return exc
+    from label_studio_sdk.core.api_error import ApiError  # the SDK is imported where it is used (start-up)
+
     if isinstance(exc, ApiError):
         status, detail = exc.status_code, _body_text(exc.body)
         if status in (401, 403):
@@ -104,6 +106,8 @@ class LabelStudioClient:
         self.url = normalise_url(url)
         if not (token or "").strip():
             raise LabelStudioError("A Label Studio access token is required (Account & Settings → Legacy token).", kind="auth")
+        from label_studio_sdk import LabelStudio
+
         self.sdk = LabelStudio(base_url=self.url, api_key=token.strip(), timeout=timeout, max_retries=0)
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
@@ -208,6 +212,8 @@ class LabelStudioClient:
         """``predictions``: dicts with task, result, model_version, score; returns how many were sent."""
         if not predictions:
             return 0
+        from label_studio_sdk import PredictionRequest
+
         request = [PredictionRequest(**p) for p in predictions]
         self._call(f"import {len(predictions)} prediction(s) into project {project_id}",
                    lambda: self.sdk.projects.import_predictions(id=project_id, request=request))
