@@ -112,11 +112,15 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # WAL lets readers (the web app) work while a writer (an import or a job) commits.
+    # A team on one machine: WAL lets readers work while a writer commits; IMMEDIATE takes the write
+    # lock when a transaction starts, so a transaction that reads before it writes waits for the
+    # lock (busy timeout) instead of failing at once with "database is locked" (the deferred default).
     DATABASES["default"].setdefault("OPTIONS", {})
-    DATABASES["default"]["OPTIONS"].update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
-    )
+    DATABASES["default"]["OPTIONS"].update({
+        "timeout": float(os.environ.get("CASEBOOK_SQLITE_TIMEOUT", "45")),
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    })
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -16,6 +16,7 @@ from django.db.models import Case, IntegerField, When
 from django_tasks import task
 
 from annotate.models import Game, Job, Question
+from annotate.services.jobs import enqueue, lease, register_resumable
 
 from .distractors import (
     GenerationError,
@@ -63,15 +64,20 @@ def start_distractor_job(game: Game, question_ids: list[int], *, n: int = 3, mod
                          model: str | None = None, concurrency: int | None = None, user=None) -> Job:
     """Create the job row and enqueue it; returns the job (its state says how far it got)."""
     job = create_distractor_job(game, question_ids, n=n, mode=mode, model=model, concurrency=concurrency, user=user)
-    distractor_task.enqueue(job.pk)
-    job.refresh_from_db()
-    return job
+    return enqueue(job, distractor_task)
 
 
 @task()
 def distractor_task(job_id: int) -> dict[str, Any]:
-    """The queued entry point (arguments must be JSON: just the job id)."""
-    return run_distractor_job(job_id)
+    """The queued entry point (arguments must be JSON: just the job id), run under the job's lease.
+
+    Resuming an interrupted job runs it again: questions that got their distractors are skipped.
+    """
+    with lease(job_id):
+        return run_distractor_job(job_id)
+
+
+register_resumable(JOB_KIND, distractor_task)
 
 
 class _Progress:

@@ -481,23 +481,95 @@ def plan_batches(jobs: Sequence[PageJob], workers: int, max_batch: int = MAX_BAT
     return batches
 
 
+class PageCache:
+    """Finished OCR pages on disk, so a resumed ingest starts at the first page not done.
+
+    A page is keyed by its file's content, page index, language, steps and dpi; each result is
+    written (atomically) as soon as its batch returns, so a killed worker loses at most the
+    batches in flight.
+    """
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        from pathlib import Path
+
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._file_hashes: dict[str, str] = {}
+
+    def key(self, job: PageJob) -> str:
+        import hashlib
+
+        if job.path not in self._file_hashes:
+            digest = hashlib.sha256()
+            with open(job.path, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(chunk)
+            self._file_hashes[job.path] = digest.hexdigest()
+        spec = f"{self._file_hashes[job.path]}|{job.page_index}|{job.lang}|{','.join(job.steps)}|{job.dpi}"
+        return hashlib.sha256(spec.encode()).hexdigest()
+
+    def get(self, job: PageJob) -> OcrResult | None:
+        import pickle
+
+        path = self.folder / f"{self.key(job)}.pickle"
+        try:
+            return pickle.loads(path.read_bytes())
+        except (OSError, pickle.UnpicklingError, EOFError):
+            return None
+
+    def put(self, job: PageJob, result: OcrResult) -> None:
+        import pickle
+
+        path = self.folder / f"{self.key(job)}.pickle"
+        partial = path.with_suffix(".partial")
+        partial.write_bytes(pickle.dumps(result))
+        partial.replace(path)
+
+
+def _die_with_parent() -> None:
+    """Pool initializer: the kernel kills this process when the parent dies (even by SIGKILL)."""
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+        if os.getppid() == 1:  # the parent died before prctl took effect
+            os._exit(1)
+
+
 def ocr_pages(
     jobs: Sequence[PageJob],
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
+    cache: PageCache | None = None,
 ) -> list[OcrResult | Exception]:
     """OCR many pages in parallel, a batch of pages per process; results in job order.
 
     A page that fails yields its exception (the caller turns it into a warning naming the page),
-    so one bad page never stops the others.
+    so one bad page never stops the others. With a ``cache``, pages done by an earlier run are
+    taken from it (and counted as progress at once) and each new result is saved to it.
     """
     results: list[OcrResult | Exception] = [Exception("not run")] * len(jobs)
-    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
-    batches = plan_batches(jobs, workers)
+    todo = list(range(len(jobs)))
+    if cache is not None:
+        for i in list(todo):
+            cached = cache.get(jobs[i])
+            if cached is not None:
+                results[i] = cached
+                todo.remove(i)
+        if progress and len(todo) < len(jobs):
+            progress(len(jobs) - len(todo))
+    workers = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
+    batches = [[todo[n] for n in batch] for batch in plan_batches([jobs[i] for i in todo], workers)]
 
     def store(batch: list[int], outcome: list[OcrResult | Exception] | Exception) -> None:
         for n, i in enumerate(batch):
             results[i] = outcome if isinstance(outcome, Exception) else outcome[n]
+            if cache is not None and isinstance(results[i], OcrResult):
+                cache.put(jobs[i], results[i])
         if progress:
             progress(len(batch))
 
@@ -514,7 +586,8 @@ def ocr_pages(
     # fork is cheapest and safe in a single-threaded parent (the command, tests); a threaded parent
     # (web server, task worker) gets spawn, which needs the usual ``if __name__ == "__main__"`` guard.
     method = "fork" if threading.active_count() == 1 else "spawn"
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
+                             initializer=_die_with_parent) as pool:
         futures = {pool.submit(run_batch, [jobs[i] for i in batch]): n for n, batch in enumerate(batches)}
         for future in as_completed(futures):
             batch = batches[futures[future]]

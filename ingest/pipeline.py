@@ -37,6 +37,7 @@ class IngestOptions:
     replace: bool = False
     workers: int | None = None  # OCR processes; default: all cores
     ocr_steps: tuple[str, ...] = ocr.DEFAULT_STEPS
+    ocr_cache_dir: str = ""  # keeps finished OCR pages, so a resumed job starts at the first page not done
 
     def check(self) -> None:
         if self.language not in ("zh", "en"):
@@ -143,8 +144,9 @@ def prepare(
             if progress:
                 progress("OCR" if message == "OCR" else "read", done, total)
 
+        cache = ocr.PageCache(options.ocr_cache_dir) if options.ocr_cache_dir else None
         documents = read_sources(sources, lang, problems, progress=read_progress, workers=options.workers,
-                                 ocr_steps=options.ocr_steps)
+                                 ocr_steps=options.ocr_steps, ocr_cache=cache)
         if not documents:
             raise IngestError("no file of the package could be read: " + "; ".join(str(p) for p in problems))
         text_chars = sum(len(page.text) for d in documents for page in d.pages)

@@ -415,9 +415,10 @@ def run_ocr(
     problems: list[Problem],
     progress: Callable[[int], None] | None = None,
     workers: int | None = None,
+    cache: ocr.PageCache | None = None,
 ) -> None:
     """OCR all pending pages and images of the package in one process pool."""
-    results = ocr.ocr_pages(jobs, workers=workers, progress=progress)
+    results = ocr.ocr_pages(jobs, workers=workers, progress=progress, cache=cache)
     for item, result in zip(pending, results, strict=True):
         doc = item.document
         if item.image_index >= 0:
@@ -448,8 +449,12 @@ def read_sources(
     workers: int | None = None,
     ocr_steps: Sequence[str] = ocr.DEFAULT_STEPS,
     want_previews: bool = True,
+    ocr_cache: ocr.PageCache | None = None,
 ) -> list[Document]:
-    """Read every source: text layers first (fast), then one parallel OCR pass over the rest."""
+    """Read every source: text layers first (fast), then one parallel OCR pass over the rest.
+
+    ``ocr_cache`` keeps finished OCR pages across runs (a resumed job skips them).
+    """
     documents: list[Document] = []
     pending: list[_PendingOcr] = []
     jobs: list[ocr.PageJob] = []
@@ -491,7 +496,7 @@ def read_sources(
                     progress(done, len(jobs), "OCR")
 
             tick(0)  # the bar (CLI) and the status (web) show OCR from its start, not its first batch
-            run_ocr(pending, jobs, problems, progress=tick, workers=workers)
+            run_ocr(pending, jobs, problems, progress=tick, workers=workers, cache=ocr_cache)
     finally:
         shutil.rmtree(crops_dir, ignore_errors=True)
     for doc in documents:

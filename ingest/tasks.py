@@ -6,9 +6,11 @@ import shutil
 import time
 from pathlib import Path
 
+from django.db import OperationalError
 from django_tasks import task
 
 from annotate.models import Job
+from annotate.services.jobs import enqueue, lease, register_resumable
 
 from .build import DuplicateIngest
 from .pipeline import IngestOptions, run_ingest
@@ -19,11 +21,28 @@ STAGE_LABELS = {"read": "Reading files", "OCR": "OCR", "clean": "Cleaning text",
                 "images": "Image clues", "build": "Saving the game"}
 
 
+def ocr_cache_dir(upload_dir: Path) -> Path:
+    """Beside the upload (not inside: the upload folder is what gets ingested)."""
+    return upload_dir.with_name(upload_dir.name + ".ocr")
+
+
 def run_job(job_id: int) -> dict:
-    """Run one ingest job to its end state; the upload folder is removed afterwards."""
-    job = Job.objects.get(pk=job_id)
-    Job.objects.filter(pk=job_id).update(state=Job.State.RUNNING, message="Starting")
+    """Run one ingest job to its end state under a lease.
+
+    The upload folder and its OCR page cache are removed once the job is done or failed; when the
+    worker dies they stay, so the interrupted job resumes at the first page not OCR'd yet.
+    """
+    with lease(job_id) as job:
+        return _run_leased(job)
+
+
+def _run_leased(job: Job) -> dict:
+    job_id = job.pk
     upload_dir = Path(job.params["upload_dir"])
+    if not upload_dir.is_dir():
+        message = "The uploaded files are gone (removed after an earlier run); upload the package again."
+        Job.objects.filter(pk=job_id).update(state=Job.State.FAILED, message=message)
+        return {"error": message}
     last = 0.0
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -32,10 +51,13 @@ def run_job(job_id: int) -> dict:
         if now - last < 0.5 and done < total:  # at most two writes a second
             return
         last = now
-        Job.objects.filter(pk=job_id).update(message=STAGE_LABELS.get(stage, stage), done=done, total=total)
+        try:
+            Job.objects.filter(pk=job_id).update(message=STAGE_LABELS.get(stage, stage), done=done, total=total)
+        except OperationalError as exc:  # progress is best effort: a locked database must not stop the job
+            log.warning("ingest job %s: progress not saved (%s)", job_id, exc)
 
     try:
-        options = IngestOptions(**job.params["options"])
+        options = IngestOptions(**job.params["options"], ocr_cache_dir=str(ocr_cache_dir(upload_dir)))
         summary = run_ingest([upload_dir], options, user=job.user, progress=progress)
     except (IngestError, DuplicateIngest) as exc:
         Job.objects.filter(pk=job_id).update(state=Job.State.FAILED, message=str(exc))
@@ -46,7 +68,8 @@ def run_job(job_id: int) -> dict:
         Job.objects.filter(pk=job_id).update(state=Job.State.FAILED, message=message)
         return {"error": message}
     finally:
-        shutil.rmtree(upload_dir, ignore_errors=True)
+        if Job.objects.filter(pk=job_id, state=Job.State.FAILED).exists():
+            remove_upload(upload_dir)
     from annotate.models import Game
 
     game = Game.objects.filter(slug=summary.game_slug).first()
@@ -54,12 +77,21 @@ def run_job(job_id: int) -> dict:
         state=Job.State.DONE, message="Done", result=summary.to_dict(), game=game,
         done=1, total=1,
     )
+    remove_upload(upload_dir)
     return summary.to_dict()
+
+
+def remove_upload(upload_dir: Path) -> None:
+    shutil.rmtree(upload_dir, ignore_errors=True)
+    shutil.rmtree(ocr_cache_dir(upload_dir), ignore_errors=True)
 
 
 @task()
 def ingest_job(job_id: int) -> dict:
     return run_job(job_id)
+
+
+register_resumable("ingest", ingest_job)
 
 
 def start_upload_job(user, files, options: IngestOptions) -> Job:
@@ -89,6 +121,4 @@ def start_upload_job(user, files, options: IngestOptions) -> Job:
             "traditional": options.traditional, "replace": options.replace,
         }},
     )
-    ingest_job.enqueue(job.pk)
-    job.refresh_from_db()
-    return job
+    return enqueue(job, ingest_job)

@@ -12,6 +12,7 @@ from typing import Any
 from django_tasks import task
 
 from annotate.models import Game, Job
+from annotate.services.jobs import enqueue, lease
 from casebook.security import seal, unseal
 
 from . import config, service
@@ -38,15 +39,14 @@ def create_job(game: Game, action: str, *, url: str, token: str, kinds: list[str
 
 def start_job(game: Game, action: str, *, url: str, token: str, kinds=None, user=None, keep_deleted: bool = False) -> Job:
     job = create_job(game, action, url=url, token=token, kinds=kinds, user=user, keep_deleted=keep_deleted)
-    labelstudio_task.enqueue(job.pk)
-    job.refresh_from_db()
-    return job
+    return enqueue(job, labelstudio_task)
 
 
 @task()
 def labelstudio_task(job_id: int) -> dict[str, Any]:
-    """The queued entry point (arguments must be JSON: just the job id)."""
-    return run_job(job_id)
+    """The queued entry point (arguments must be JSON: just the job id), run under the job's lease."""
+    with lease(job_id):
+        return run_job(job_id)
 
 
 def run_job(job_id: int) -> dict[str, Any]:

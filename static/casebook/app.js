@@ -10,6 +10,29 @@
     typing,
   };
 
+  // Live job state: any [data-job-live=<status URL>] element polls until its job has finished, filling
+  // [data-job-field=state|progress|message], showing the queued hint and the resume form as the state asks.
+  window.Casebook.showJob = (box, data) => {
+    const set = (name, text) => $$(`[data-job-field="${name}"]`, box).forEach((el) => { el.textContent = text; });
+    set("state", data.state); set("message", data.message); set("progress", `${data.done} / ${data.total}`);
+    $$('[data-job-field="bar"]', box).forEach((bar) => { bar.max = Math.max(data.total, 1); bar.value = data.done; });
+    $$('[data-job-field="hint"]', box).forEach((el) => { el.hidden = data.state !== "queued"; });
+    $$("[data-job-resume]", box).forEach((form) => { form.hidden = !data.resumable; });
+    box.dataset.jobState = data.state;
+  };
+  $$("[data-job-live]").forEach((box) => {
+    const poll = async () => {
+      let data = null;
+      try {
+        const resp = await fetch(box.dataset.jobLive, { headers: { Accept: "application/json" } });
+        if (resp.ok) data = await resp.json();
+      } catch (e) { /* transient: try again */ }
+      if (data) window.Casebook.showJob(box, data);
+      if (!data || !data.finished) setTimeout(poll, 1500);
+    };
+    if (!["done", "failed", "interrupted"].includes(box.dataset.jobState)) setTimeout(poll, 1000);
+  });
+
   const help = $("#help");
   const toggleHelp = (show) => { if (help) help.hidden = show === undefined ? !help.hidden : !show; };
   $$("[data-help-open]").forEach((b) => b.addEventListener("click", () => toggleHelp(true)));

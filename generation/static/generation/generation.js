@@ -18,6 +18,7 @@
       let data;
       try { data = await (await fetch(job.dataset.jobStatus, { headers: { Accept: "application/json" } })).json(); }
       catch (e) { setTimeout(tick, 3000); return; }
+      window.Casebook.showJob(job, data);
       field("state").textContent = data.state;
       field("progress").textContent = `${data.done} / ${data.total}`;
       field("message").textContent = data.message;

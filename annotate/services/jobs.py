@@ -1,0 +1,184 @@
+"""Job leases: a running job proves it is alive; one whose worker died is marked interrupted.
+
+Generic over job kinds (ingest, distractors, Label Studio sync, later page-level ingest tasks):
+
+- :func:`lease` wraps a job's run: it marks the job running under this process's worker id and
+  renews ``heartbeat_at`` from a background thread every :data:`HEARTBEAT_SECONDS`, so a long
+  OCR page or LLM call never looks dead.
+- :func:`reap_stale` marks running jobs whose heartbeat is older than :data:`LEASE_SECONDS`
+  *interrupted*, saying how far they got (the worker loop calls it, and so does every status poll).
+- :func:`resume` puts an interrupted job back on the queue; each feature registers the task that
+  runs its kind with :func:`register_resumable` (a feature resumes from what it already saved).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+from django.db import OperationalError, close_old_connections, connection
+from django.utils import timezone
+
+from annotate.models import Job
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_SECONDS = float(os.environ.get("CASEBOOK_JOB_HEARTBEAT", "10"))
+LEASE_SECONDS = float(os.environ.get("CASEBOOK_JOB_LEASE", "45"))  # a dead worker is noticed within a minute
+
+_RESUMABLE: dict[str, Callable[[int], Any]] = {}
+
+
+class JobError(Exception):
+    """A job cannot be resumed (wrong state, unknown kind); the message is for the user."""
+
+
+def worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def register_resumable(kind: str, task: Any) -> None:
+    """``task`` is a django-tasks task taking the job id; :func:`resume` enqueues it."""
+    _RESUMABLE[kind] = task
+
+
+def enqueue(job: Job, task: Any) -> Job:
+    """Enqueue ``task(job.pk)`` and remember the task result id (reaping also ends that row)."""
+    result = task.enqueue(job.pk)
+    Job.objects.filter(pk=job.pk).update(task_id=str(result.id))
+    job.refresh_from_db()
+    return job
+
+
+class _Heartbeat(threading.Thread):
+    def __init__(self, job_id: int, me: str) -> None:
+        super().__init__(name=f"job-{job_id}-heartbeat", daemon=True)
+        self.job_id, self.me, self.stop = job_id, me, threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.stop.wait(HEARTBEAT_SECONDS):
+                try:
+                    Job.objects.filter(pk=self.job_id, worker=self.me).update(heartbeat_at=timezone.now())
+                except OperationalError as exc:  # a locked database: try again at the next beat
+                    log.warning("job %s heartbeat skipped: %s", self.job_id, exc)
+        finally:
+            connection.close()  # this thread's own connection
+
+
+@contextmanager
+def lease(job_id: int, message: str = "Starting") -> Iterator[Job]:
+    """Hold the job's lease while the block runs (marked running, heartbeat renewed)."""
+    me = worker_id()
+    Job.objects.filter(pk=job_id).update(state=Job.State.RUNNING, worker=me, heartbeat_at=timezone.now(),
+                                         message=message)
+    beat = _Heartbeat(job_id, me)
+    beat.start()
+    try:
+        yield Job.objects.get(pk=job_id)
+    except BaseException as exc:  # SIGTERM/SystemExit or a crash the feature did not turn into "failed"
+        job = Job.objects.filter(pk=job_id, state=Job.State.RUNNING, worker=me).first()
+        if job is not None:
+            reason = f" ({exc.__class__.__name__})" if not isinstance(exc, SystemExit | KeyboardInterrupt) else ""
+            Job.objects.filter(pk=job_id, state=Job.State.RUNNING).update(
+                state=Job.State.INTERRUPTED, message=interrupted_message(job) + reason)
+            _end_task_row(job.task_id)
+        raise
+    finally:
+        beat.stop.set()
+        beat.join()
+
+
+def interrupted_message(job: Job) -> str:
+    done = f"{job.done} of {job.total}" if job.total else "part"
+    stage = f" during “{job.message}”" if job.message else ""
+    return f"Interrupted: the worker stopped{stage} after {done} step(s); resume to continue from there."
+
+
+def reap_stale(queryset=None, *, now=None) -> list[int]:
+    """Mark running jobs with an expired lease interrupted; returns their ids."""
+    now = now or timezone.now()
+    expired = now - timedelta(seconds=LEASE_SECONDS)
+    candidates = (queryset if queryset is not None else Job.objects.all()).filter(
+        state=Job.State.RUNNING, heartbeat_at__lt=expired)
+    reaped = []
+    for job in candidates:
+        changed = Job.objects.filter(pk=job.pk, state=Job.State.RUNNING, heartbeat_at__lt=expired).update(
+            state=Job.State.INTERRUPTED, message=interrupted_message(job))
+        if changed:
+            reaped.append(job.pk)
+            _end_task_row(job.task_id)
+            log.warning("job %s (%s) interrupted: worker %s stopped renewing its lease", job.pk, job.kind, job.worker)
+    return reaped
+
+
+def _end_task_row(task_id: str) -> None:
+    """The django-tasks row of a dead worker stays RUNNING forever; mark it failed."""
+    if not task_id:
+        return
+    from django_tasks.base import TaskResultStatus
+    from django_tasks_db.models import DBTaskResult
+
+    DBTaskResult.objects.filter(id=task_id, status=TaskResultStatus.RUNNING).update(
+        status=TaskResultStatus.FAILED, finished_at=timezone.now())
+
+
+def resume(job: Job) -> Job:
+    """Queue an interrupted job again; the feature's task continues from what was saved."""
+    from django.utils.module_loading import autodiscover_modules
+
+    autodiscover_modules("tasks", "jobs")  # each feature registers its kinds when its module loads
+    task = _RESUMABLE.get(job.kind)
+    if task is None:
+        raise JobError(f"jobs of kind “{job.kind}” cannot be resumed")
+    changed = Job.objects.filter(pk=job.pk, state=Job.State.INTERRUPTED).update(
+        state=Job.State.QUEUED, message="Queued again (resuming)", worker="", heartbeat_at=None)
+    if not changed:
+        job.refresh_from_db()
+        raise JobError(f"job {job.pk} is {job.get_state_display().lower()}, not interrupted: nothing to resume")
+    return enqueue(job, task)
+
+
+def refresh(job: Job) -> Job:
+    """The job as a status page should show it: an expired lease is reported as interrupted."""
+    if job.state == Job.State.RUNNING and reap_stale(Job.objects.filter(pk=job.pk)):
+        job.refresh_from_db()
+    return job
+
+
+def reaper_loop(stop: threading.Event, every: float = 15.0) -> None:
+    """Run in the worker process: reap stale jobs until ``stop`` is set (errors are logged, not fatal)."""
+    while not stop.wait(every):
+        try:
+            close_old_connections()
+            reap_stale()
+        except Exception:  # noqa: BLE001 - the reaper must outlive database hiccups
+            log.exception("reaping stale jobs failed; trying again in %s s", every)
+    connection.close()
+
+
+def may_view(user, job: Job) -> bool:
+    """The job's owner, superusers and members of the job's game."""
+    from annotate.services.access import role_of
+
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if user.is_superuser or job.user_id == user.pk:
+        return True
+    return job.game_id is not None and role_of(user, job.game) is not None
+
+
+def may_resume(user, job: Job) -> bool:
+    """The job's owner, superusers and managers of the job's game."""
+    from annotate.services.access import can_manage, role_of
+
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if user.is_superuser or job.user_id == user.pk:
+        return True
+    return job.game_id is not None and can_manage(role_of(user, job.game))
