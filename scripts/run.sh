@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Casebook in one command: set up (apt, venv, pip, migrations, static files), load the demo game,
 # create the demo admin and print its login, then serve the web app on 127.0.0.1:8000 (gunicorn,
-# SQLite by default) together with the background worker for long jobs. Ctrl-C stops both.
+# SQLite by default) together with the background worker for long jobs (restarted if it dies).
+# Ctrl-C stops both.
 #
 # Environment: CASEBOOK_DATA_DIR (default ./var), DATABASE_URL, CASEBOOK_DEMO_PASSWORD,
 # CASEBOOK_HOST / CASEBOOK_PORT (default 127.0.0.1 / 8000), CASEBOOK_THREADS (default 4).
@@ -52,7 +53,20 @@ s.bind(('$HOST', $PORT))" 2>/dev/null; then
   exit 1
 fi
 
-"$PY" manage.py db_worker --queue-name '*' --interval 2 &
+# The worker (manage.py worker: db_worker that outlives database errors) runs under a small
+# supervisor that restarts it, and says so, whenever it dies; the web server keeps serving meanwhile.
+supervise_worker() {
+  local child="" rc
+  trap 'if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null; wait "$child" 2>/dev/null; fi; exit 0' TERM INT
+  while true; do
+    "$PY" manage.py worker --queue-name '*' --interval 2 &
+    child=$!
+    set +e; wait "$child"; rc=$?; set -e
+    echo "casebook: the background worker (pid $child) exited (status $rc); restarting it in 2 s" >&2
+    sleep 2
+  done
+}
+supervise_worker &
 WORKER_PID=$!
 .venv/bin/gunicorn casebook.wsgi \
   --bind "$HOST:$PORT" --workers 1 --threads "${CASEBOOK_THREADS:-4}" \
@@ -60,11 +74,10 @@ WORKER_PID=$!
 SERVER_PID=$!
 echo "casebook: serving http://$HOST:$PORT/ (web pid $SERVER_PID, worker pid $WORKER_PID); Ctrl-C to stop"
 
-# Stop everything as soon as either process ends (the trap stops the other one).
+# The worker is restarted by its supervisor; when the web server ends, everything stops (the trap).
 set +e
-wait -n "$SERVER_PID" "$WORKER_PID"
+wait "$SERVER_PID"
 rc=$?
 set -e
-if kill -0 "$SERVER_PID" 2>/dev/null; then who="the background worker"; else who="the web server"; fi
-echo "casebook: $who exited (status $rc)" >&2
+echo "casebook: the web server exited (status $rc)" >&2
 exit "$rc"
