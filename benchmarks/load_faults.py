@@ -525,7 +525,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--clients", type=int, default=20)
     p.add_argument("--seconds", type=float, default=60)
-    p.add_argument("--port", type=int, default=8240, help="loopback port for gunicorn (default 8240)")
+    p.add_argument("--port", type=int, default=8240, help="loopback port for gunicorn (default 8240; 0: any free one)")
     p.add_argument("--drills", default="worker,lock,gunicorn", help="comma-separated, or 'none'")
     p.add_argument("--lock-seconds", type=float, default=30)
     p.add_argument("--pages", type=int, default=6, help="scanned pages in the killed ingest")
@@ -548,6 +548,12 @@ def main() -> None:
 
         call_command("migrate", verbosity=0)
         plans = build_workload(args.clients)
+        if args.port == 0:  # any free loopback port (the test suite)
+            import socket
+
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                args.port = probe.getsockname()[1]
         print(f"database: {connection.vendor}; {args.clients} clients, {args.seconds:.0f} s, gunicorn 1 worker × 4 threads "
               f"on 127.0.0.1:{args.port}, {os.cpu_count()} cores")
         server = start_gunicorn(args.port)
