@@ -289,7 +289,7 @@ def read_back(plans: list[ClientPlan], tally: Tally) -> dict[str, int]:
         saved = set(ChainNode.objects.filter(chain_id=by_name[name].chain).values_list("text", flat=True))
         made += len(texts)
         lost += sum(1 for t in texts if t not in saved)
-    span_ids = [i for ids in tally.spans.values() for i in ids]
+    span_ids = {i for ids in tally.spans.values() for i in ids}  # an identical span comes back with the same id
     made += len(span_ids)
     lost += len(span_ids) - EvidenceSpan.objects.filter(pk__in=span_ids).count()
     return {"made": tally.acknowledged, "checked": made, "lost": lost, "transitions": tally.transitions}
