@@ -440,7 +440,7 @@ def drill_kill_worker(pages: int) -> list[str]:
         first = wait_for(lambda: Job.objects.filter(pk=job.pk, message="OCR").values_list("done", flat=True).first(), 60,
                          every=0.05)
         finished = wait_for(lambda: Job.objects.filter(pk=job.pk, state__in=["done", "failed"]).first(), 300)
-        lines.append(f"resumed: OCR restarted at page {first} of {pages}; job {finished.state if finished else 'NOT finished'}"
+        lines.append(f"resumed: first OCR progress {first}/{pages} pages (kept pages not read again); job {finished.state if finished else 'NOT finished'}"
                      f" ({finished.message if finished else ''}); upload folder "
                      f"{'removed' if not upload.exists() else 'STILL THERE'}, OCR cache "
                      f"{'removed' if not ocr_cache_dir(upload).exists() else 'STILL THERE'}")
