@@ -23,6 +23,8 @@ def _job(user, state: str, **fields) -> m.Job:
 
 def test_recent_rows_and_job_page_follow_the_real_state(page, live_server, django_user_model):
     user = django_user_model.objects.create_user("lin", password=PASSWORD)
+    other = m.Game.objects.create(slug="other", title="Other", language="en")
+    m.Membership.objects.create(user=user, game=other, role="manager")  # ingest is for managers
     queued = _job(user, "queued")
     running = _job(user, "running", done=2, total=5, worker="gone:1", heartbeat_at=timezone.now())
 
