@@ -175,7 +175,7 @@ CASEBOOK_MAX_IMPORT_BYTES = int(os.environ.get("CASEBOOK_MAX_IMPORT_BYTES", str(
 CASEBOOK_MAX_IMAGE_PIXELS = int(os.environ.get("CASEBOOK_MAX_IMAGE_PIXELS", str(120_000_000)))
 
 # Background jobs (OCR, LLM batches, Label Studio sync) run on a DB-backed queue with a worker
-# process (`python manage.py db_worker`); tests switch to the immediate backend.
+# process (`python manage.py worker`, which keeps db_worker alive); tests switch to the immediate backend.
 TASKS = {
     "default": {
         "BACKEND": os.environ.get("CASEBOOK_TASK_BACKEND", "django_tasks_db.DatabaseBackend"),

@@ -1,7 +1,7 @@
 """Batch distractor generation as a background job with live progress and a per-question report.
 
 :func:`start_distractor_job` records an ``annotate.models.Job`` and enqueues :data:`distractor_task`
-on the django-tasks queue (a ``db_worker`` process runs it; tests use the immediate backend).
+on the django-tasks queue (``manage.py worker`` runs it; tests use the immediate backend).
 :func:`run_distractor_job` does the work: requests are prepared in the job's thread, sent to the
 endpoint from at most ``concurrency`` worker threads, and each question's options are written by the
 job's thread **as soon as its answer arrives** — so when the endpoint dies half-way, everything

@@ -9,6 +9,7 @@ from typing import Any
 from django_tasks import task
 
 from annotate.models import Job
+from annotate.services.jobs import lease
 
 from .models import SynthesisRun
 from .pipeline import SynthesisSettings, rerun_stage, run_synthesis
@@ -37,7 +38,8 @@ def start_rerun_job(run: Any, stage: str, *, user: Any = None) -> Job:
 
 @task()
 def synthesis_task(job_id: int) -> dict[str, Any]:
-    return run_job(job_id)
+    with lease(job_id):  # a job whose worker dies is marked interrupted (annotate.services.jobs)
+        return run_job(job_id)
 
 
 def run_job(job_id: int, client: Any = None) -> dict[str, Any]:
