@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # two real worker processes and a migrated SQLite file: ~30-80 s
+
 ROOT = Path(__file__).resolve().parent.parent
 ENQUEUE = """
 from django.core.files.uploadedfile import SimpleUploadedFile
