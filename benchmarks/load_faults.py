@@ -532,7 +532,7 @@ def main() -> None:
     args = p.parse_args()
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
-    scratch = tempfile.mkdtemp(prefix="casebook-loadfaults-")
+    scratch = "" if os.environ.get("CASEBOOK_DATA_DIR") else tempfile.mkdtemp(prefix="casebook-loadfaults-")
     os.environ.setdefault("CASEBOOK_DATA_DIR", scratch)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casebook.settings")
     os.environ.setdefault("CASEBOOK_JOB_LEASE", "20")  # a killed worker is noticed in ~20-35 s here
@@ -584,7 +584,7 @@ def main() -> None:
             for line in drill_kill_gunicorn(args.port, plans):
                 print("  " + line)
     finally:
-        if os.environ["CASEBOOK_DATA_DIR"] == scratch:
+        if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
