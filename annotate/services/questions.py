@@ -21,6 +21,7 @@ from casebook.interchange import (
     SUB_TYPES,
     WHODUNITBENCH_KINDS,
     OptionOrigin,
+    OptionReview,
     QuestionKind,
     Status,
 )
@@ -75,10 +76,33 @@ class QuestionInput:
     status: str = Status.DRAFT
 
 
-def snapshot(question: Question) -> dict:
-    """Question fields plus its options and evidence ids, for the audit log and conflict view."""
-    options = [{"text": o.text, "correct": o.is_correct} for o in question.options.all()]
-    return audit.snapshot(question, options=options, evidence=sorted(e.pk for e in question.evidence.all()))
+# Options an export of approved items leaves out (loader ``hidden_reviews``): they carry no letter.
+NOT_EXPORTED = frozenset({OptionReview.PENDING, OptionReview.REJECTED})
+
+
+def lettered_options(options: list[Option]) -> tuple[list[tuple[str, Option]], list[Option]]:
+    """``([(letter, option)…], held_back)``: the options an export writes, with the letters it gives
+    them, and those it leaves out (generated ones awaiting review, rejected ones). The editor, the
+    question list and the review page show these, so their letters are the export's letters."""
+    ordered = sorted(options, key=lambda o: (o.position, o.pk or 0))
+    exported = [o for o in ordered if o.review not in NOT_EXPORTED]
+    return list(zip(LETTERS, exported, strict=False)), [o for o in ordered if o.review in NOT_EXPORTED]
+
+
+def option_snapshot(option: Option) -> dict:
+    """The one shape of an option in audit snapshots (editor, generation, review and revert read it)."""
+    return {"text": option.text, "correct": option.is_correct, "origin": option.origin, "model": option.model_name,
+            "review": option.review}
+
+
+def snapshot(question: Question, options: list[Option] | None = None) -> dict:
+    """Question fields plus its options (``options`` when the caller already holds them) and evidence
+    ids, for the audit log, the review history and the conflict view."""
+    if options is None:
+        options = list(question.options.all())
+    options = sorted(options, key=lambda o: (o.position, o.pk or 0))
+    return audit.snapshot(question, options=[option_snapshot(o) for o in options],
+                          evidence=sorted(e.pk for e in question.evidence.all()))
 
 
 def _clean(game: Game, data: QuestionInput) -> dict:
@@ -195,8 +219,13 @@ def edited_provenance(provenance: dict | None) -> dict:
 
 
 def _replace_options(question: Question, options: list[tuple[str, bool]]) -> None:
-    """Keep option rows (and their origin/review) where the text is unchanged; rewrite the rest."""
-    old = {o.text: o for o in question.options.all()}
+    """Keep option rows (and their origin/review) where the text is unchanged; rewrite the rest.
+
+    ``options`` are the exported options (the editor shows only those); options awaiting review
+    or rejected are kept as they are, after them, so the letters stay the export's letters.
+    """
+    lettered, held_back = lettered_options(list(question.options.all()))
+    old = {o.text: o for _, o in lettered}
     keep, new = [], []
     for position, (text, correct) in enumerate(options):
         row = old.pop(text, None)
@@ -205,6 +234,9 @@ def _replace_options(question: Question, options: list[tuple[str, bool]]) -> Non
         else:
             row.position, row.is_correct = position, correct
             keep.append(row)
+    for position, row in enumerate(held_back, start=len(options)):
+        row.position = position
+        keep.append(row)
     if old:
         Option.objects.filter(pk__in=[o.pk for o in old.values()]).delete()
     if keep:

@@ -21,11 +21,13 @@ from annotate.services.questions import (
     FREE_TEXT_KINDS,
     IMAGE_KINDS,
     KIND_LABELS,
+    NOT_EXPORTED,
     SINGLE_ANSWER_KINDS,
     QuestionError,
     VersionConflict,
     delete_question,
     effective_weight,
+    lettered_options,
     save_question,
 )
 from annotate.views.common import game_spans
@@ -57,7 +59,8 @@ def question_list(request: HttpRequest, slug: str) -> HttpResponse:
     ).get_page(request.GET.get("page"))
     rows = list(page.object_list)
     options: dict[int, list[Option]] = {}
-    for o in Option.objects.filter(question_id__in=[q.pk for q in rows]).only("question_id", "text", "is_correct", "position"):
+    for o in (Option.objects.filter(question_id__in=[q.pk for q in rows]).exclude(review__in=NOT_EXPORTED)
+              .only("question_id", "text", "is_correct", "position")):
         options.setdefault(o.question_id, []).append(o)
     items = [{"q": q, "options": options.get(q.pk, []), "weight": effective_weight(q), "label": KIND_LABELS.get(q.kind, q.kind)}
              for q in rows]
@@ -86,7 +89,7 @@ def _state_from_question(q: Question | None, request: HttpRequest) -> dict:
         "weight": "" if q.weight is None else q.weight, "perspective": q.perspective_id, "image_clue": q.image_clue_id,
         "chain_node": q.chain_node_id, "status": q.status, "version": q.version,
         "evidence": {e.pk for e in q.evidence.all()},
-        "options": [(i, o.text, o.is_correct) for i, o in enumerate(q.options.all())],
+        "options": [(i, o.text, o.is_correct) for i, (_, o) in enumerate(lettered_options(list(q.options.all()))[0])],
     }
 
 
@@ -162,6 +165,8 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
         "locked": locked, "locked_message": _locked_message(question) if locked else "",
         "kinds": [(k, KIND_LABELS[k]) for k in QuestionKind], "characters": characters, "image_clues": image_clues,
         "nodes": nodes, "spans": spans, "statuses": list(Status), "letters": LETTERS,
+        "held_back": lettered_options(list(question.options.all()))[1] if question is not None else [],
+        "conflict_options": lettered_options(list(conflict.options.all()))[0] if conflict is not None else [],
         "config": json.dumps({
             "subTypes": {str(k): list(v) for k, v in SUB_TYPES.items()},
             "freeText": sorted(FREE_TEXT_KINDS), "single": sorted(SINGLE_ANSWER_KINDS), "image": sorted(IMAGE_KINDS),

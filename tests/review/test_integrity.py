@@ -1,0 +1,110 @@
+"""Integrity of the review path (issue 13): write → generate → review shows what the export writes.
+
+On the real WellPlay game 罪恶 (anchors): an author writes a question, distractors are generated
+offline (audited in the one snapshot shape), the reviewer's page and the author's "rejected" page
+render, and the editor, the list and the review page give every option its export letter while
+options awaiting review or rejected carry none.
+"""
+from __future__ import annotations
+
+from django.urls import reverse
+
+from annotate.loader import load_game
+from annotate.models import AuditEntry, Option, Question
+from annotate.services.questions import QuestionInput, save_question
+from casebook.interchange import OptionReview, QuestionKind, Status
+from generation.distractors import generate_for_question
+from generation.review import review_option
+from review import audit, states
+
+
+def _written_and_generated(game, author) -> Question:
+    """What an author does: write a two-option question, then ask for two more distractors."""
+    names = list(game.characters.order_by("position").values_list("name", flat=True))
+    question = save_question(game, None, QuestionInput(
+        kind=QuestionKind.OBJECTIVE, stem="谁最后一个离开了书房？", options=[(names[0], True), (names[1], False)],
+    ), user=author)
+    outcome = generate_for_question(question, 3, user=author)
+    assert len(outcome.options) >= 1, outcome.skipped
+    return Question.objects.get(pk=question.pk)
+
+
+def test_review_page_after_generated_distractors(client, wellplay_game, django_user_model):
+    from annotate.models import Membership
+
+    anna = django_user_model.objects.create_user("anna")
+    rita = django_user_model.objects.create_user("rita")
+    Membership.objects.create(user=anna, game=wellplay_game, role="annotator")
+    Membership.objects.create(user=rita, game=wellplay_game, role="reviewer")
+    question = _written_and_generated(wellplay_game, anna)
+    entry = AuditEntry.objects.filter(item_type="question", item_id=question.pk, action="generate-heuristic").get()
+    assert all(isinstance(o, dict) and {"text", "correct", "review"} <= set(o) for o in entry.after["options"])
+    question = states.transition(question, "submit", anna)
+
+    client.force_login(rita)
+    url = reverse("review:item", args=[wellplay_game.slug, "question", question.pk])
+    page = client.get(url)
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "generate-heuristic" in body and "(pending)" in body  # the history shows the generated options
+    states.transition(Question.objects.get(pk=question.pk), "reject", rita, reason="选项太像了")
+
+    client.force_login(anna)
+    assert client.get(reverse("review:mine")).status_code == 200
+    assert client.get(url).status_code == 200
+
+
+def test_history_reads_entries_written_before_the_one_shape(client, wellplay_game, django_user_model):
+    """Audit rows already stored with options as plain strings or lists still display."""
+    root = django_user_model.objects.create_superuser("root")
+    question = wellplay_game.questions.order_by("position").first()
+    AuditEntry.objects.create(game=wellplay_game, item_type="question", item_id=question.pk, action="generate-llm",
+                              before={"stem": question.stem, "options": ["甲", "乙"]},
+                              after={"stem": question.stem, "options": [["甲", True, "accepted"], "乙", "丙"]})
+    rows = audit.history(wellplay_game, "question", question.pk)
+    assert any("a. 甲 ✓" in c.after_text for r in rows for c in r.changes)
+    client.force_login(root)
+    assert client.get(reverse("review:item", args=[wellplay_game.slug, "question", question.pk])).status_code == 200
+
+
+def test_editor_list_and_review_letters_equal_the_export(client, wellplay_game, django_user_model):
+    root = django_user_model.objects.create_superuser("root")
+    question = _written_and_generated(wellplay_game, root)
+    generated = list(question.options.filter(review=OptionReview.PENDING).order_by("position"))
+    assert len(generated) >= 2
+    review_option(generated[0], "reject", user=root)
+    review_option(generated[1], "accept", user=root)
+    Question.objects.filter(pk=question.pk).update(status=Status.APPROVED)
+    exported = next(q for q in load_game(wellplay_game, statuses=(Status.APPROVED,)).questions
+                    if q.stem == question.stem)
+    expected = [(letter, o.text) for letter, o in zip("abcdefghij", exported.options, strict=False)]
+    assert generated[0].text not in [t for _, t in expected] and generated[1].text in [t for _, t in expected]
+
+    client.force_login(root)
+    editor = client.get(reverse("annotate:question_edit", args=[wellplay_game.slug, question.pk])).content.decode()
+    editable = editor.split('id="options"')[1].split("</ol>")[0]
+    positions = [editable.index(f'value="{text}"') for _, text in expected]
+    assert positions == sorted(positions)  # every exported option, in export order
+    assert generated[0].text not in editable and generated[0].text in editor.split('id="held-back"')[1]
+    review_page = client.get(reverse("review:item", args=[wellplay_game.slug, "question", question.pk])).content.decode()
+    shown = review_page.split('id="options"')[1].split("</ol>")[0]
+    for letter, text in expected:
+        assert f'<span class="letter">{letter}.</span> {text}' in shown
+    assert generated[0].text not in shown
+    assert f'id="export-answer">{exported.answer}<' in review_page
+    listing = client.get(reverse("annotate:question_list", args=[wellplay_game.slug]), {"q": question.stem}).content.decode()
+    assert generated[0].text not in listing and generated[1].text in listing
+
+    # Saving from the editor keeps the held-back options and the letters.
+    pending_before = set(Option.objects.filter(question=question, review__in=["pending", "rejected"]).values_list("text", flat=True))
+    question.refresh_from_db()
+    new_stem = question.stem + "？"
+    save_question(wellplay_game, question, QuestionInput(
+        kind=question.kind, stem=new_stem, options=[(o.text, o.correct) for o in exported.options],
+        status=Status.DRAFT), expected_version=question.version, user=root)
+    assert set(Option.objects.filter(question=question, review__in=["pending", "rejected"])
+               .values_list("text", flat=True)) == pending_before
+    Question.objects.filter(pk=question.pk).update(status=Status.APPROVED)
+    again = next(q for q in load_game(wellplay_game, statuses=(Status.APPROVED,)).questions
+                 if q.stem == new_stem)
+    assert [o.text for o in again.options] == [t for _, t in expected] and again.answer == exported.answer
