@@ -6,6 +6,7 @@ export: load (DB → interchange) → validate → write (format writer), determ
 from __future__ import annotations
 
 import errno
+import logging
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
@@ -17,6 +18,8 @@ from casebook import interchange as ix
 
 from .common import ReadResult
 from .validate import FORMAT_KINDS, errors, validate_games
+
+logger = logging.getLogger(__name__)
 
 IMPORT_FORMATS = ("wellplay", "whodunitbench")
 EXPORT_FORMATS = ("wellplay", "whodunitbench", "jsonl", "csv")
@@ -67,7 +70,7 @@ class ImportedGame:
     slug: str
     title: str
     language: str
-    status: str  # created / replaced / unchanged / exists / failed
+    status: str  # created / replaced / unchanged / exists / refused (errors) / failed
     questions: int
     problems: list[ix.Problem] = field(default_factory=list)
 
@@ -79,7 +82,12 @@ class ImportSummary:
 
     @property
     def failed(self) -> list[ImportedGame]:
-        return [g for g in self.games if g.status in {"failed", "exists"}]
+        return [g for g in self.games if g.status in {"failed", "exists", "refused"}]
+
+    @property
+    def errors(self) -> list[ix.Problem]:
+        """Every error-level problem, of the games and of none."""
+        return errors([*self.problems, *(p for g in self.games for p in g.problems)])
 
 
 class ImportTooLarge(ValueError):
@@ -109,11 +117,16 @@ def import_dataset(
     path: Path,
     *,
     replace: bool = False,
+    allow_errors: bool = False,
     user=None,
     progress: Callable[[Iterable], Iterable] = lambda it: it,
 ) -> ImportSummary:
     """Import every sound game under ``path``; never raises on bad data (it is reported), only on
-    a dataset over the size cap (ImportTooLarge)."""
+    a dataset over the size cap (ImportTooLarge).
+
+    A game whose reading met an error-level problem (a skipped file, an unreadable part …) is
+    refused, so nothing incomplete is stored, unless ``allow_errors`` keeps such partial games.
+    """
     from annotate.builder import build_game
 
     check_import_size(path)
@@ -121,11 +134,15 @@ def import_dataset(
     in_games = {id(p) for g in result.games for p in g.report}
     summary = ImportSummary(problems=[p for p in result.problems if id(p) not in in_games])
     for game in progress(result.games):
+        if errors(game.report) and not allow_errors:
+            summary.games.append(ImportedGame(game.slug, game.title, game.language, "refused", 0, list(game.report)))
+            continue
         try:
             built = build_game(game, replace=replace, user=user)
         except Exception as exc:  # a defect in one game must not stop the others
-            problem = ix.Problem(file=game.slug, message=f"could not be stored: {exc}", action="game skipped",
-                                 severity="error")
+            logger.exception("storing imported game %s", game.slug)
+            problem = ix.Problem(file=game.slug, message=f"could not be stored: {_storage_problem(exc)} "
+                                 "(details in the server log)", action="game skipped", severity="error")
             summary.games.append(ImportedGame(game.slug, game.title, game.language, "failed", 0,
                                               [*game.report, problem]))
             continue
@@ -134,6 +151,17 @@ def import_dataset(
             ImportedGame(game.slug, game.title, game.language, built.status, len(game.questions), problems)
         )
     return summary
+
+
+def _storage_problem(exc: Exception) -> str:
+    """Why the database refused a game, in words (no exception class names or SQL)."""
+    from django.db import DataError, IntegrityError
+
+    if isinstance(exc, IntegrityError):
+        return "two of its items collide (the same name, key or position twice)"
+    if isinstance(exc, DataError):
+        return "a value is too long or malformed for where it is stored"
+    return "an unexpected problem in its data"
 
 
 # ---------------------------------------------------------------------------------------------
