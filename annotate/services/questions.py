@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import F
 
 from annotate.models import ChainNode, Character, Clue, EvidenceSpan, Game, Option, Question
-from annotate.services import audit
+from annotate.services import audit, versions
 from annotate.services.chains import chain_graph
+from annotate.services.versions import VersionConflict  # noqa: F401  (re-exported for the editor)
 from casebook.interchange import (
     DEFAULT_WEIGHTS,
     LETTERS,
@@ -47,14 +47,6 @@ KIND_LABELS = {
 
 class QuestionError(ValueError):
     """The input cannot be saved as it is; the message is meant for the annotator."""
-
-
-class VersionConflict(Exception):
-    """Somebody saved a newer version since this form was loaded."""
-
-    def __init__(self, current: Question):
-        super().__init__(f"Question {current.pk} was saved by someone else (now version {current.version}).")
-        self.current = current
 
 
 @dataclass
@@ -169,13 +161,8 @@ def save_question(
     """Create (``question=None``) or update a question; raises QuestionError or VersionConflict."""
     resolved = _clean(game, data)
     if question is not None:
-        updated = Question.objects.filter(pk=question.pk, game=game, version=expected_version).update(
-            version=F("version") + 1
-        )
-        if not updated:
-            raise VersionConflict(Question.objects.prefetch_related("options", "evidence").get(pk=question.pk))
+        versions.claim(question, expected_version, Question.objects.prefetch_related("options", "evidence"))
         before = snapshot(question)
-        question.refresh_from_db(fields=["version"])
     else:
         before = None
         last = Question.objects.filter(game=game).order_by("-position").values_list("position", flat=True).first()

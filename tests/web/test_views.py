@@ -210,7 +210,7 @@ def test_relationship_and_chain_views(anna_client, game):
     assert "1-step" in html and "<svg" in html
     chain.refresh_from_db()
     version = chain.version  # bumped by every node change
-    anna_client.post(curl, {"action": "chain", "title": "动机链", "goal": "motive", "status": "approved"})
+    anna_client.post(curl, {"action": "chain", "title": "动机链", "goal": "motive", "status": "approved", "version": version})
     chain.refresh_from_db()
     assert (chain.title, chain.status, chain.version) == ("动机链", "draft", version + 1)  # state: review only
     assert AuditEntry.objects.filter(item_type="reasoningchain", action="update").exists()
