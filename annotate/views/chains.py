@@ -61,7 +61,7 @@ def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = No
         "text": node.text if node else "", "knowledge": node.knowledge if node else "",
         "parents": set(parents.get(node.pk, [])) if node else set(),
         "evidence": {e.pk for e in node.evidence.all()} if node else {int(i) for i in request.GET.getlist("evidence") if i.isdigit()},
-        "image_clue": node.image_clue_id if node else None,
+        "image_clue": node.image_clue_id if node else None, "version": node.version if node else 0,
     }
     chain_form, chain_conflict = ChainForm(instance=chain), {}
     if request.method == "POST" and request.POST.get("action") == "chain":
@@ -78,13 +78,26 @@ def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = No
             "kind": request.POST.get("kind", ""), "text": request.POST.get("text", ""),
             "knowledge": request.POST.get("knowledge", ""), "parents": set(ids(request.POST.getlist("parents"))),
             "evidence": set(ids(request.POST.getlist("evidence"))), "image_clue": int_or_none(request.POST.get("image_clue")),
+            "version": int_or_none(request.POST.get("version")) or 0,
         }
         try:
             saved = save_node(chain, node, kind=state["kind"], text=state["text"], parent_ids=state["parents"],
                               span_ids=state["evidence"], image_clue_id=state["image_clue"], knowledge=state["knowledge"],
-                              user=request.user)
+                              user=request.user, expected_version=state["version"] if node else None)
         except ChainError as exc:
             error = str(exc)
+        except VersionConflict as exc:
+            current, keys = exc.current, {n.pk: n.key for n in nodes}
+            chain_conflict = {**conflict_context(current, [
+                ("kind", current.kind, state["kind"]), ("statement", current.text, state["text"].strip()),
+                ("knowledge", current.knowledge, state["knowledge"].strip()),
+                ("parents", ", ".join(sorted(p.key for p in current.parents.all())),
+                 ", ".join(sorted(keys.get(p, str(p)) for p in state["parents"]))),
+                ("evidence", ", ".join(map(str, sorted(e.pk for e in current.evidence.all()))),
+                 ", ".join(map(str, sorted(state["evidence"])))),
+            ], reverse("annotate:node_edit", args=[slug, pk, current.pk])), "conflict_on": "node"}
+            error = f"Someone saved node {current.key} while you were editing it; see below."
+            state["version"] = current.version  # an explicit second save replaces theirs knowingly
         else:
             messages.success(request, f"Saved node {saved.key}.")
             return redirect("annotate:chain_detail", slug=slug, pk=pk)
@@ -99,7 +112,8 @@ def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = No
         "error": error, "candidates": [n for n in nodes if not node or n.pk != node.pk], "spans": list(game_spans(game)),
         "image_clues": list(Clue.objects.filter(game=game, kind=ClueKind.IMAGE).only("id", "key", "title")),
         "kinds": list(NodeKind), "tab": "chains", "chain_form": chain_form, "statuses": list(Status),
-        "chain_version": chain_conflict["conflict"].version if chain_conflict else chain.version, **chain_conflict,
+        "chain_version": chain_conflict["conflict"].version if chain_conflict.get("conflict_on") == "chain" else chain.version,
+        **chain_conflict,
     })
 
 
@@ -120,9 +134,9 @@ def _edit_chain(request: HttpRequest, game, chain: ReasoningChain) -> tuple[Chai
             audit.record(game, request.user, chain, "update", before, audit.snapshot(chain))
     except VersionConflict as exc:
         current = exc.current
-        return form, conflict_context(current, [
+        return form, {**conflict_context(current, [
             ("title", current.title, form.cleaned_data["title"]), ("goal", current.goal, form.cleaned_data["goal"]),
-        ], reverse("annotate:chain_detail", args=[game.slug, current.pk]))
+        ], reverse("annotate:chain_detail", args=[game.slug, current.pk])), "conflict_on": "chain"}
     messages.success(request, "Chain saved.")
     return None, {}
 

@@ -108,3 +108,54 @@ def test_editor_list_and_review_letters_equal_the_export(client, wellplay_game, 
     again = next(q for q in load_game(wellplay_game, statuses=(Status.APPROVED,)).questions
                  if q.stem == new_stem)
     assert [o.text for o in again.options] == [t for _, t in expected] and again.answer == exported.answer
+
+
+# ---- the one version check on every editor (item 8), through the real views -------------------
+
+def _characters_post(game, versions: dict[int, int], rename: dict[int, str]) -> dict:
+    chars = list(game.characters.order_by("position", "id"))
+    data = {"action": "characters", "form-TOTAL_FORMS": str(len(chars)), "form-INITIAL_FORMS": str(len(chars)),
+            "form-MIN_NUM_FORMS": "0", "form-MAX_NUM_FORMS": "1000"}
+    for i, c in enumerate(chars):
+        data.update({f"form-{i}-id": str(c.pk), f"form-{i}-name": rename.get(c.pk, c.name),
+                     f"form-{i}-aliases_text": ", ".join(c.aliases), f"form-{i}-goals_text": "\n".join(c.goals),
+                     f"form-{i}-loaded_version": str(versions[c.pk])})
+        data.update({f"form-{i}-{flag}": "on" for flag in ("playable", "is_victim", "is_murderer", "key_role")
+                     if getattr(c, flag)})
+    return data
+
+
+def test_characters_scripts_and_nodes_are_version_checked(client, game, users):
+    from annotate.models import ChainNode, Character
+
+    client.force_login(users["mia"])
+    char = game.characters.order_by("position").first()
+    loaded = dict(game.characters.values_list("pk", "version"))
+    url = reverse("annotate:characters", args=[game.slug])
+    assert client.post(url, _characters_post(game, loaded, {char.pk: "林管家（甲）"})).status_code == 302
+    page = client.post(url, _characters_post(game, loaded, {char.pk: "Butler Lin"})).content.decode()
+    assert 'id="conflict"' in page and "林管家（甲）" in page and 'value="Butler Lin"' in page
+    assert Character.objects.get(pk=char.pk).name == "林管家（甲）"
+    again = {**loaded, char.pk: Character.objects.get(pk=char.pk).version}
+    assert client.post(url, _characters_post(game, again, {char.pk: "Butler Lin"})).status_code == 302
+    assert Character.objects.get(pk=char.pk).name == "Butler Lin"
+
+    script_url = reverse("annotate:character_script", args=[game.slug, char.pk])
+    version = Character.objects.get(pk=char.pk).version
+    assert client.post(script_url, {"script": "第一版剧本", "self_intro": "", "loaded_version": version}).status_code == 302
+    page = client.post(script_url, {"script": "second script", "self_intro": "", "loaded_version": version})
+    assert 'id="conflict"' in page.content.decode() and Character.objects.get(pk=char.pk).script == "第一版剧本"
+
+    chain = game.chains.get()
+    node = ChainNode.objects.get(chain=chain)
+    node_url = reverse("annotate:node_edit", args=[game.slug, chain.pk, node.pk])
+    form = {"kind": node.kind, "text": "管家十点在书房（改）", "version": node.version}
+    from annotate.models import EvidenceSpan
+
+    butler = Character.objects.get(pk=char.pk)
+    span_ids = [EvidenceSpan.objects.create(game=game, document="script", character=butler, start=0, end=2,
+                                            quote=butler.script[:2]).pk]
+    assert client.post(node_url, {**form, "evidence": span_ids}).status_code == 302
+    page = client.post(node_url, {**form, "text": "The butler was in the study", "evidence": span_ids}).content.decode()
+    assert 'id="conflict"' in page and "The butler was in the study" in page
+    assert ChainNode.objects.get(pk=node.pk).text == "管家十点在书房（改）"

@@ -270,7 +270,7 @@ def test_characters_kills_members_key_statements_and_search_highlight(client, ga
     form = {"action": "characters", "form-TOTAL_FORMS": len(chars) + 1, "form-INITIAL_FORMS": len(chars)}
     for i, c in enumerate(chars):
         form.update({f"form-{i}-id": c.pk, f"form-{i}-name": c.name, f"form-{i}-playable": "on",
-                     f"form-{i}-aliases_text": "", f"form-{i}-goals_text": ""})
+                     f"form-{i}-aliases_text": "", f"form-{i}-goals_text": "", f"form-{i}-loaded_version": c.version})
     form.update({"form-0-aliases_text": "老林，林伯", "form-0-key_role": "on", "form-0-goals_text": "找到钥匙\n隐瞒身份",
                  f"form-{len(chars)}-name": "小麦", f"form-{len(chars)}-aliases_text": ""})
     assert client.post(url, form).status_code == 302
