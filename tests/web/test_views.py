@@ -151,6 +151,7 @@ def test_stale_tab_gets_a_conflict_and_keeps_its_text(anna_client, game, annotat
     html = stale.content.decode()
     assert stale.status_code == 200 and "Someone saved this question" in html
     assert "第二个标签页的版本？" in html and "第一个标签页的版本？" in html  # both versions shown
+    assert '<tr class="differs" data-field="stem">' in html and '<tr class="" data-field="options">' in html
     q.refresh_from_db()
     assert q.stem == "第一个标签页的版本？"
     assert 'name="version" value="2"' in html  # saving again overwrites knowingly
