@@ -123,7 +123,8 @@ def _question_parts(item) -> dict:
         return {"options": [], "held_back": [], "evidence": []}
     options, held_back = lettered_options(list(item.options.all()))
     return {"options": options, "held_back": held_back, "level": level_label(item.level),
-            "evidence": list(item.evidence.select_related("character", "clue"))}
+            "evidence": [{"owner": e.character.name if e.character else (e.clue.title or e.clue.key) if e.clue else e.document,
+                          "label": e.label, "quote": e.quote} for e in item.evidence.select_related("character", "clue")]}
 
 
 @login_required

@@ -159,3 +159,26 @@ def test_characters_scripts_and_nodes_are_version_checked(client, game, users):
     page = client.post(node_url, {**form, "text": "The butler was in the study", "evidence": span_ids}).content.decode()
     assert 'id="conflict"' in page and "The butler was in the study" in page
     assert ChainNode.objects.get(pk=node.pk).text == "管家十点在书房（改）"
+
+
+def test_review_page_shows_image_chain_node_level_and_evidence(client, django_user_model, settings, tmp_path):
+    """On the demo game: an image question shows its image, a multi-step question its chain node and
+    the level the export writes, and evidence quotes are listed."""
+    from annotate.builder import build_game
+    from annotate.demo import read_demo_games
+    from annotate.services.chains import level_label
+
+    settings.MEDIA_ROOT = tmp_path
+    demo = build_game(read_demo_games()[0]).game
+    client.force_login(django_user_model.objects.create_superuser("root"))
+    image_q = demo.questions.filter(image_clue__isnull=False).first()
+    step_q = demo.questions.filter(kind=QuestionKind.MULTI_STEP).select_related("chain_node").first()
+    assert image_q is not None and step_q is not None
+    page = client.get(reverse("review:item", args=[demo.slug, "question", image_q.pk])).content.decode()
+    assert 'id="question-image"' in page and image_q.image_clue.image.url in page
+    page = client.get(reverse("review:item", args=[demo.slug, "question", step_q.pk])).content.decode()
+    node_line = page.split('id="chain-node"')[1].split("</p>")[0]
+    assert step_q.chain_node.key in node_line and f"level <strong>{level_label(step_q.level)}</strong>" in node_line
+    with_evidence = demo.questions.filter(evidence__isnull=False).first()
+    page = client.get(reverse("review:item", args=[demo.slug, "question", with_evidence.pk])).content.decode()
+    assert with_evidence.evidence.first().quote[:20] in page.split('id="evidence"')[1]
