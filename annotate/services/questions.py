@@ -211,6 +211,9 @@ def _replace_options(question: Question, options: list[tuple[str, bool]]) -> Non
     ``options`` are the exported options (the editor shows only those); options awaiting review
     or rejected are kept as they are, after them, so the letters stay the export's letters.
     """
+    if not options:  # a free-text question has no options at all, held-back ones included
+        question.options.all().delete()
+        return
     lettered, held_back = lettered_options(list(question.options.all()))
     old = {o.text: o for _, o in lettered}
     keep, new = [], []

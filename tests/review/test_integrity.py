@@ -13,7 +13,7 @@ from annotate.loader import load_game
 from annotate.models import AuditEntry, Option, Question
 from annotate.services.questions import QuestionInput, save_question
 from casebook.interchange import OptionReview, QuestionKind, Status
-from generation.distractors import generate_for_question
+from generation.distractors import generate_for_question, store_options
 from generation.review import review_option
 from review import audit, states
 
@@ -182,3 +182,14 @@ def test_review_page_shows_image_chain_node_level_and_evidence(client, django_us
     with_evidence = demo.questions.filter(evidence__isnull=False).first()
     page = client.get(reverse("review:item", args=[demo.slug, "question", with_evidence.pk])).content.decode()
     assert with_evidence.evidence.first().quote[:20] in page.split('id="evidence"')[1]
+
+
+def test_free_text_question_keeps_no_held_back_options(game, users):
+    """Turned into a free-text question, a question keeps none of its options (pending ones could
+    otherwise reach an export that includes drafts)."""
+    question = game.questions.order_by("position").first()
+    store_options(question, ["厨师"], origin="heuristic", user=users["anna"])
+    question = Question.objects.get(pk=question.pk)
+    save_question(game, question, QuestionInput(kind=QuestionKind.OPEN_ENDED, stem=question.stem, answer="林管家"),
+                  expected_version=question.version, user=users["mia"])
+    assert not Option.objects.filter(question=question).exists()
