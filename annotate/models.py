@@ -283,6 +283,7 @@ class Option(models.Model):
     origin = models.CharField(max_length=10, choices=_choices(OptionOrigin), default=OptionOrigin.HUMAN)
     model_name = models.CharField(max_length=200, blank=True)
     review = models.CharField(max_length=10, choices=_choices(OptionReview), default=OptionReview.ACCEPTED)
+    version = models.PositiveIntegerField(default=1, help_text="Optimistic lock: bumped on every save.")
 
     class Meta:
         ordering = ["question", "position", "id"]

@@ -193,3 +193,31 @@ def test_free_text_question_keeps_no_held_back_options(game, users):
     save_question(game, question, QuestionInput(kind=QuestionKind.OPEN_ENDED, stem=question.stem, answer="林管家"),
                   expected_version=question.version, user=users["mia"])
     assert not Option.objects.filter(question=question).exists()
+
+
+def test_option_review_is_version_checked(client, game, users):
+    """Two reviewers act on the same generated option: the second, holding the old version, is told
+    and changes nothing; the page's form carries the version."""
+    from generation.review import ReviewError
+
+    question = game.questions.order_by("position").first()
+    (option,) = store_options(question, ["厨师"], origin="heuristic", user=users["anna"])
+    stale = Option.objects.get(pk=option.pk)
+    review_option(option, "edit", text="园丁厨师", user=users["rita"])
+    try:
+        review_option(stale, "reject", user=users["rex"])
+    except ReviewError as exc:
+        assert "someone reviewed this option meanwhile" in str(exc) and "园丁厨师" in str(exc)
+    else:
+        raise AssertionError("a stale review went through")
+    assert Option.objects.get(pk=option.pk).review == OptionReview.EDITED
+
+    client.force_login(users["mia"])
+    page = client.get(reverse("generation:review", args=[game.slug]), {"all": "1"}).content.decode()
+    current = Option.objects.get(pk=option.pk)
+    assert f'data-version="{current.version}"' in page
+    url = reverse("generation:review_option", args=[game.slug, option.pk])
+    refused = client.post(url, {"action": "accept", "version": stale.version}, HTTP_ACCEPT="application/json")
+    assert refused.status_code == 400 and Option.objects.get(pk=option.pk).review == OptionReview.EDITED
+    done = client.post(url, {"action": "accept", "version": current.version}, HTTP_ACCEPT="application/json").json()
+    assert done["ok"] and done["option_version"] == current.version + 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.models import Question, ReasoningChain, Relationship
+from annotate.models import Option, Question, ReasoningChain, Relationship
 from generation.distractors import store_options
 from generation.review import review_option
 
@@ -97,4 +97,29 @@ def test_review_page_shows_export_letters_after_generation(browser, live_server,
     assert "厨师" in held and "园丁" in held
     assert page.locator("#export-answer").inner_text() == "a"
     assert "generate-heuristic" in page.locator("table.history").inner_text()
+    context.close()
+
+
+def test_keyboard_option_review_sends_the_version(browser, live_server, game, users):
+    """The distractor review page's keyboard actions carry the option's version: two actions on the
+    same row in a row both succeed (the page keeps the new version), a stale one is refused."""
+    question = game.questions.order_by("position").first()
+    (option,) = store_options(question, ["厨师"], origin="heuristic", user=users["anna"])
+    context = browser.new_context(locale="zh-CN")
+    page = _tab(context, live_server, "mia")
+    page.goto(f"{live_server.url}/generate/g/{game.slug}/review/")
+    row = page.locator("[data-review-row]").first
+    page.keyboard.press("a")
+    page.wait_for_function("document.querySelector('[data-review-row] [data-review]').textContent === 'accepted'")
+    page.keyboard.press("k")
+    page.keyboard.press("r")
+    page.wait_for_function("document.querySelector('[data-review-row] [data-review]').textContent === 'rejected'")
+    assert Option.objects.get(pk=option.pk).review == "rejected"
+    review_option(Option.objects.get(pk=option.pk), "accept", user=users["rita"])  # someone else, meanwhile
+    page.keyboard.press("r")
+    error = page.locator("[data-review-error]")
+    error.wait_for(state="visible")
+    assert "someone reviewed this option meanwhile" in error.inner_text()
+    assert Option.objects.get(pk=option.pk).review == "accepted"
+    assert row.get_attribute("data-version") == str(Option.objects.get(pk=option.pk).version - 1)
     context.close()
