@@ -472,8 +472,8 @@ class _Importer:
         """Change options (is_correct, review) and put the question back to draft, audited."""
         before = question_snapshot(question)
         for option, is_correct, review in changes:
-            option.is_correct, option.review = is_correct, review
-            option.save(update_fields=["is_correct", "review"])
+            option.is_correct, option.review, option.version = is_correct, review, option.version + 1
+            option.save(update_fields=["is_correct", "review", "version"])
         refresh_answer(question)
         if question.status != Status.DRAFT:
             Question.objects.filter(pk=question.pk).update(status=Status.DRAFT)

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0004_evidencespan_label'),
+        ('annotate', '0005_evidencespan_state'),
     ]
 
     operations = [
