@@ -101,8 +101,10 @@ def test_review_page_shows_export_letters_after_generation(browser, live_server,
 
 
 def test_keyboard_option_review_sends_the_version(browser, live_server, game, users):
-    """The distractor review page's keyboard actions carry the option's version: two actions on the
+    """(Waits use locator expectations: the page's Content-Security-Policy forbids evaluated strings.) The distractor review page's keyboard actions carry the option's version: two actions on the
     same row in a row both succeed (the page keeps the new version), a stale one is refused."""
+    from playwright.sync_api import expect
+
     question = game.questions.order_by("position").first()
     (option,) = store_options(question, ["厨师"], origin="heuristic", user=users["anna"])
     context = browser.new_context(locale="zh-CN")
@@ -110,10 +112,10 @@ def test_keyboard_option_review_sends_the_version(browser, live_server, game, us
     page.goto(f"{live_server.url}/generate/g/{game.slug}/review/")
     row = page.locator("[data-review-row]").first
     page.keyboard.press("a")
-    page.wait_for_function("document.querySelector('[data-review-row] [data-review]').textContent === 'accepted'")
+    expect(row.locator("[data-review]")).to_have_text("accepted")
     page.keyboard.press("k")
     page.keyboard.press("r")
-    page.wait_for_function("document.querySelector('[data-review-row] [data-review]').textContent === 'rejected'")
+    expect(row.locator("[data-review]")).to_have_text("rejected")
     assert Option.objects.get(pk=option.pk).review == "rejected"
     review_option(Option.objects.get(pk=option.pk), "accept", user=users["rita"])  # someone else, meanwhile
     page.keyboard.press("r")
