@@ -42,6 +42,9 @@ class CharacterForm(forms.ModelForm):
 
     aliases_text = forms.CharField(required=False, label="Aliases", help_text="Comma-separated")
     goals_text = forms.CharField(required=False, label="Goals", widget=forms.Textarea(attrs={"rows": 2}))
+    # The version the row was loaded at (annotate.services.versions); not a model field of the form,
+    # so saving never copies it onto the row.
+    loaded_version = forms.IntegerField(required=False, widget=forms.HiddenInput)
 
     class Meta:
         model = Character
@@ -52,6 +55,7 @@ class CharacterForm(forms.ModelForm):
         if self.instance.pk:
             self.fields["aliases_text"].initial = ", ".join(self.instance.aliases or [])
             self.fields["goals_text"].initial = "\n".join(self.instance.goals or [])
+            self.fields["loaded_version"].initial = self.instance.version
 
     def clean_name(self) -> str:
         name = " ".join(self.cleaned_data["name"].split())
@@ -73,6 +77,12 @@ CharacterFormSet = forms.modelformset_factory(Character, form=CharacterForm, ext
 
 
 class ScriptForm(forms.ModelForm):
+    loaded_version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["loaded_version"].initial = self.instance.version
+
     class Meta:
         model = Character
         fields = ["script", "self_intro"]

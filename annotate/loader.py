@@ -101,7 +101,7 @@ def load_game(
         for c in row.characters.all()
     ]
     game.kills = [ix.Kill(killer=names[k.killer_id], victim=names[k.victim_id]) for k in row.kills.all()]
-    game.clues = [_clue(c, with_images) for c in row.clues.all()]
+    game.clues = [_clue(c, names, with_images) for c in row.clues.all()]
     game.relationships = [
         ix.Relationship(
             source=names[r.source_id], target=names[r.target_id], labels=list(r.labels),
@@ -147,13 +147,13 @@ def _add_approvals(row: m.Game, questions: list[ix.Question], pks: list[int]) ->
             q.provenance.update(approved[pk])
 
 
-def _clue(c: m.Clue, with_images: bool) -> ix.Clue:
+def _clue(c: m.Clue, names: dict[int, str], with_images: bool) -> ix.Clue:
     data = None
     if with_images and c.image:
         with c.image.open("rb") as fh:
             data = fh.read()
     return ix.Clue(
-        key=c.key, kind=c.kind, title=c.title, text=c.text, owner=c.owner.name if c.owner_id else "",
+        key=c.key, kind=c.kind, title=c.title, text=c.text, owner=names.get(c.owner_id, ""),
         filename=c.filename, data=data, media_type=c.media_type, image_kind=c.image_kind, ocr_text=c.ocr_text,
         extra=ix.unpack_key_order(c.extra),
     )

@@ -76,6 +76,7 @@ class Character(models.Model):
     victim_position = models.PositiveIntegerField(null=True, blank=True)
     key_role = models.BooleanField(default=False)
     extra = models.JSONField(default=dict, blank=True)
+    version = models.PositiveIntegerField(default=1, help_text="Optimistic lock: bumped on every save.")
 
     class Meta:
         ordering = ["game", "position", "id"]
@@ -228,6 +229,7 @@ class ChainNode(models.Model):
     evidence = models.ManyToManyField(EvidenceSpan, blank=True, related_name="chain_nodes")
     position = models.PositiveIntegerField(default=0)
     extra = models.JSONField(default=dict, blank=True)
+    version = models.PositiveIntegerField(default=1, help_text="Optimistic lock: bumped on every save.")
 
     class Meta:
         ordering = ["chain", "position", "id"]
@@ -281,6 +283,7 @@ class Option(models.Model):
     origin = models.CharField(max_length=10, choices=_choices(OptionOrigin), default=OptionOrigin.HUMAN)
     model_name = models.CharField(max_length=200, blank=True)
     review = models.CharField(max_length=10, choices=_choices(OptionReview), default=OptionReview.ACCEPTED)
+    version = models.PositiveIntegerField(default=1, help_text="Optimistic lock: bumped on every save.")
 
     class Meta:
         ordering = ["question", "position", "id"]

@@ -5,9 +5,12 @@ export: load (DB → interchange) → validate → write (format writer), determ
 """
 from __future__ import annotations
 
+import errno
+import logging
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +18,8 @@ from casebook import interchange as ix
 
 from .common import ReadResult
 from .validate import FORMAT_KINDS, errors, validate_games
+
+logger = logging.getLogger(__name__)
 
 IMPORT_FORMATS = ("wellplay", "whodunitbench")
 EXPORT_FORMATS = ("wellplay", "whodunitbench", "jsonl", "csv")
@@ -65,7 +70,7 @@ class ImportedGame:
     slug: str
     title: str
     language: str
-    status: str  # created / replaced / unchanged / exists / failed
+    status: str  # created / replaced / unchanged / exists / refused (errors) / failed
     questions: int
     problems: list[ix.Problem] = field(default_factory=list)
 
@@ -77,7 +82,12 @@ class ImportSummary:
 
     @property
     def failed(self) -> list[ImportedGame]:
-        return [g for g in self.games if g.status in {"failed", "exists"}]
+        return [g for g in self.games if g.status in {"failed", "exists", "refused"}]
+
+    @property
+    def errors(self) -> list[ix.Problem]:
+        """Every error-level problem, of the games and of none."""
+        return errors([*self.problems, *(p for g in self.games for p in g.problems)])
 
 
 class ImportTooLarge(ValueError):
@@ -107,11 +117,16 @@ def import_dataset(
     path: Path,
     *,
     replace: bool = False,
+    allow_errors: bool = False,
     user=None,
     progress: Callable[[Iterable], Iterable] = lambda it: it,
 ) -> ImportSummary:
     """Import every sound game under ``path``; never raises on bad data (it is reported), only on
-    a dataset over the size cap (ImportTooLarge)."""
+    a dataset over the size cap (ImportTooLarge).
+
+    A game whose reading met an error-level problem (a skipped file, an unreadable part …) is
+    refused, so nothing incomplete is stored, unless ``allow_errors`` keeps such partial games.
+    """
     from annotate.builder import build_game
 
     check_import_size(path)
@@ -119,11 +134,15 @@ def import_dataset(
     in_games = {id(p) for g in result.games for p in g.report}
     summary = ImportSummary(problems=[p for p in result.problems if id(p) not in in_games])
     for game in progress(result.games):
+        if errors(game.report) and not allow_errors:
+            summary.games.append(ImportedGame(game.slug, game.title, game.language, "refused", 0, list(game.report)))
+            continue
         try:
             built = build_game(game, replace=replace, user=user)
         except Exception as exc:  # a defect in one game must not stop the others
-            problem = ix.Problem(file=game.slug, message=f"could not be stored: {exc}", action="game skipped",
-                                 severity="error")
+            logger.exception("storing imported game %s", game.slug)
+            problem = ix.Problem(file=game.slug, message=f"could not be stored: {_storage_problem(exc)} "
+                                 "(details in the server log)", action="game skipped", severity="error")
             summary.games.append(ImportedGame(game.slug, game.title, game.language, "failed", 0,
                                               [*game.report, problem]))
             continue
@@ -132,6 +151,17 @@ def import_dataset(
             ImportedGame(game.slug, game.title, game.language, built.status, len(game.questions), problems)
         )
     return summary
+
+
+def _storage_problem(exc: Exception) -> str:
+    """Why the database refused a game, in words (no exception class names or SQL)."""
+    from django.db import DataError, IntegrityError
+
+    if isinstance(exc, IntegrityError):
+        return "two of its items collide (the same name, key or position twice)"
+    if isinstance(exc, DataError):
+        return "a value is too long or malformed for where it is stored"
+    return "an unexpected problem in its data"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,43 +222,113 @@ def export_games(
 ) -> ExportSummary:
     """Validate then write; with errors and no ``force``, raise ExportRefused and write nothing.
 
-    Only approved items are exported unless ``include_drafts``. The directory is written to a
-    temporary sibling first and moved into place, so a failed export never leaves half a dataset.
+    Only approved items are exported unless ``include_drafts``. Every game is read in one
+    transaction (REPEATABLE READ on PostgreSQL), so concurrent edits land wholly in or wholly out
+    of the export. The files are written to a staging folder beside ``out_dir`` that replaces it
+    only once complete: ``out_dir`` then holds exactly this export (no stale files of an earlier
+    one), and a failed export leaves it as it was. ExportError explains unwritable paths.
     """
     from annotate.loader import load_game
 
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format '{fmt}' (choose from {', '.join(EXPORT_FORMATS)})")
-    rows, skipped = select_games(fmt, slugs, language)
+    out_dir = Path(out_dir).absolute()
+    _check_target(out_dir)
     statuses = None if include_drafts else (ix.Status.APPROVED,)
-    games = [load_game(row, statuses=statuses) for row in progress(rows)]
+    with consistent_snapshot():
+        rows, skipped = select_games(fmt, slugs, language)
+        games = [load_game(row, statuses=statuses) for row in progress(rows)]
     if fmt in FORMAT_KINDS:
         for game in games:
             game.questions = [q for q in game.questions if q.kind in FORMAT_KINDS[fmt]]
     problems = validate_games(games, fmt)
     if errors(problems) and not force:
         raise ExportRefused(problems)
-    out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out_dir.parent))
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.export-", dir=out_dir.parent))
+    except OSError as exc:
+        raise ExportError(f"Cannot write the export to {out_dir}: {os_problem(exc)}. Nothing was written.") from None
     try:
         written = write_dataset(fmt, games, staging)
         if problems:
             _write_problems(staging / "export_problems.txt", problems)
             written.append(staging / "export_problems.txt")
-        out_dir.mkdir(parents=True, exist_ok=True)
-        final = []
-        for path in written:
-            target = out_dir / path.relative_to(staging)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(path), target)
-            final.append(target)
+        (staging / EXPORT_MARKER).write_text(f"{fmt}\n", encoding="utf-8")
+        _swap_into_place(staging, out_dir)
+    except OSError as exc:
+        raise ExportError(f"Cannot write the export to {out_dir}: {os_problem(exc)}. "
+                          f"{out_dir} was left as it was.") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return ExportSummary(
-        files=sorted(final), games=[g.slug for g in games], questions=sum(len(g.questions) for g in games),
-        problems=problems, skipped=skipped,
+        files=sorted(out_dir / path.relative_to(staging) for path in written), games=[g.slug for g in games],
+        questions=sum(len(g.questions) for g in games), problems=problems, skipped=skipped,
     )
+
+
+# Written into every export folder: only such a folder (or an empty one) is replaced by a new export.
+EXPORT_MARKER = ".casebook-export"
+
+
+class ExportError(ValueError):
+    """The export cannot be written where asked; the message is meant for the user."""
+
+
+@contextmanager
+def consistent_snapshot():
+    """One transaction for every read of an export: REPEATABLE READ on PostgreSQL (every query sees
+    the same moment), a read transaction on SQLite (WAL gives it one snapshot). Inside an already
+    open transaction the snapshot is that transaction's."""
+    from django.db import connection, transaction
+
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
+
+
+def os_problem(exc: OSError) -> str:
+    """An operating-system error in words (no exception class names)."""
+    where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+    if isinstance(exc, PermissionError):
+        return f"permission denied{where}"
+    if isinstance(exc, NotADirectoryError | FileExistsError):
+        return f"part of the path is a file, not a folder{where}"
+    if isinstance(exc, FileNotFoundError):
+        return f"the folder does not exist{where}"
+    if exc.errno == errno.ENOSPC:
+        return "the disk is full"
+    if exc.errno == errno.EROFS:
+        return "the disk is read-only"
+    return f"{(exc.strerror or 'input/output error').lower()}{where}"
+
+
+def _check_target(out_dir: Path) -> None:
+    """Refuse, before any work, a target that is a file or a folder holding something else."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ExportError(f"{out_dir} is a file, not a folder; choose a folder for the export.")
+    if out_dir.is_dir() and not (out_dir / EXPORT_MARKER).exists() and any(out_dir.iterdir()):
+        raise ExportError(f"{out_dir} already holds files that are not a Casebook export; an export replaces its "
+                          "folder entirely, so choose a new or empty folder. Nothing was written.")
+
+
+def _swap_into_place(staging: Path, out_dir: Path) -> None:
+    """Replace ``out_dir`` by the complete ``staging`` folder (two renames on one file system)."""
+    if not out_dir.exists():
+        staging.rename(out_dir)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+    old.rmdir()
+    out_dir.rename(old)
+    try:
+        staging.rename(out_dir)
+    except OSError:
+        old.rename(out_dir)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _write_problems(path: Path, problems: list[ix.Problem]) -> None:

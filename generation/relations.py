@@ -27,6 +27,7 @@ from django.db.models import Max
 
 from annotate.models import Character, Game, Option, Question
 from annotate.services import audit
+from annotate.services.questions import snapshot as question_snapshot
 from casebook import interchange as ix
 from exporters import conan
 
@@ -218,6 +219,6 @@ def create_relation_questions(game: Game, *, seed: int = 0, perspective: Charact
                    review=ix.OptionReview.ACCEPTED if correct else ix.OptionReview.PENDING)
             for pos, (text, correct) in enumerate(mcq.options)
         ])
-        audit.record(game, user, question, "generate-relations", None, audit.snapshot(question))
+        audit.record(game, user, question, "generate-relations", None, question_snapshot(question))
         result.created.append(question)
     return result

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from annotate.models import Game, Option, Question
-from annotate.services import audit
+from annotate.services import audit, versions
 from casebook.interchange import OptionOrigin, OptionReview
 
 from .distractors import refresh_answer
@@ -43,10 +43,14 @@ def generated_options(game: Game) -> QuerySet[Option]:
 
 
 @transaction.atomic
-def review_option(option: Option, action: str, *, text: str | None = None, user=None) -> Option:
-    """Apply ``accept`` / ``edit`` (with ``text``) / ``reject`` to one option."""
+def review_option(option: Option, action: str, *, text: str | None = None, user=None,
+                  expected_version: int | None = None) -> Option:
+    """Apply ``accept`` / ``edit`` (with ``text``) / ``reject`` to one option, under the version
+    check (``expected_version``, else the version ``option`` was read at): a reviewer acting on an
+    option someone else reviewed meanwhile gets ReviewError and changes nothing."""
     if action not in ACTIONS:
         raise ReviewError(f"unknown action {action!r}: use accept, edit or reject")
+    loaded = option.version if expected_version is None else expected_version
     option = Option.objects.select_for_update().select_related("question__game").get(pk=option.pk)
     question: Question = option.question
     if action == "reject" and option.is_correct:
@@ -63,8 +67,13 @@ def review_option(option: Option, action: str, *, text: str | None = None, user=
         if clash is not None:
             raise ReviewError(f"the edited option repeats another option ({clash!r})")
         option.text = new_text
+    try:
+        versions.claim(option, loaded)
+    except versions.VersionConflict as exc:
+        raise ReviewError(f"someone reviewed this option meanwhile (it is now {exc.current.review}: "
+                          f"{exc.current.text!r}); reload the page to see it") from None
     option.review = ACTIONS[action]
-    option.save(update_fields=["text", "review"])
+    option.save(update_fields=["text", "review", "version"])
     refresh_answer(question)
     audit.record(question.game, user, option, f"review-{action}", before, audit.snapshot(option))
     return option

@@ -145,7 +145,9 @@ def review_action(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     action = request.POST.get("action", "")
     try:
         permissions.require(request.user, game, "edit", option.question)  # approved questions change only via review
-        option = review_option(option, action, text=request.POST.get("text"), user=request.user)
+        version = request.POST.get("version", "")
+        option = review_option(option, action, text=request.POST.get("text"), user=request.user,
+                               expected_version=int(version) if version.isdigit() else 0)
     except (ReviewError, permissions.RoleError) as exc:
         if _wants_json(request):
             return JsonResponse({"ok": False, "error": str(exc)}, status=403 if isinstance(exc, permissions.RoleError) else 400)
@@ -154,7 +156,8 @@ def review_action(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if _wants_json(request):
         question = Question.objects.get(pk=option.question_id)
         return JsonResponse({"ok": True, "id": option.pk, "review": option.review, "text": option.text,
-                             "answer": question.answer, "version": question.version})
+                             "answer": question.answer, "version": question.version,
+                             "option_version": option.version})
     return redirect(f"{reverse('generation:review', kwargs={'slug': game.slug})}#q{option.question_id}")
 
 

@@ -153,6 +153,10 @@ def prepare(
         if text_chars > MAX_TEXT_CHARS:
             raise IngestError(f"the package holds {text_chars:,} characters of text, more than the limit of "
                               f"{MAX_TEXT_CHARS:,}; split it into games or remove what is not part of one. Nothing was saved.")
+        if not any(page.text.strip() and not page.blank for doc in documents for page in doc.pages):
+            total = sum(len(doc.pages) for doc in documents)
+            raise IngestError(f"nothing to ingest: all {total} page(s) of the {len(documents)} file(s) are blank; "
+                              "no game was created")
         if progress:
             progress("clean", 0, 1)
         clean_documents(documents, options.language)

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from annotate.models import Character, EvidenceSpan, Game, Question, Relationship
 from annotate.services import audit
+from annotate.services.questions import snapshot as question_snapshot
 from annotate.services.relationships import RelationshipError, clean_labels, save_relationship
 from casebook.interchange import OptionReview, SpanDocument, Status, name_key
 from exporters import conan
@@ -469,16 +470,15 @@ class _Importer:
 
     def _set_options(self, question: Question, changes: list[tuple[Any, bool, str]]) -> None:
         """Change options (is_correct, review) and put the question back to draft, audited."""
-        before = audit.snapshot(question, options=[(o.text, o.is_correct, o.review) for o in question.options.all()])
+        before = question_snapshot(question)
         for option, is_correct, review in changes:
-            option.is_correct, option.review = is_correct, review
-            option.save(update_fields=["is_correct", "review"])
+            option.is_correct, option.review, option.version = is_correct, review, option.version + 1
+            option.save(update_fields=["is_correct", "review", "version"])
         refresh_answer(question)
         if question.status != Status.DRAFT:
             Question.objects.filter(pk=question.pk).update(status=Status.DRAFT)
             question.status = Status.DRAFT
-        after = audit.snapshot(question, options=[(o.text, o.is_correct, o.review) for o in question.options.all()])
-        audit.record(self.game, self.user, question, "labelstudio-pull", before, after)
+        audit.record(self.game, self.user, question, "labelstudio-pull", before, question_snapshot(question))
 
     # --- deletions -----------------------------------------------------------------------
     def deletions(self) -> None:

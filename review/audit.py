@@ -17,6 +17,7 @@ from django.db.models import F
 
 from annotate.models import AuditEntry, EvidenceSpan, Option, Question, ReasoningChain, Relationship
 from annotate.services import audit as base_audit
+from annotate.services.questions import snapshot as question_snapshot
 from casebook.interchange import LETTERS, OptionOrigin, OptionReview
 
 MODELS: dict[str, type[models.Model]] = {
@@ -50,12 +51,9 @@ def get_item(game, kind: str, pk: int) -> models.Model:
 
 def snapshot_item(item: models.Model) -> dict[str, Any]:
     """JSON snapshot of a reviewed item, with a question's options and everybody's evidence ids."""
-    extra: dict[str, Any] = {}
     if isinstance(item, Question):
-        extra["options"] = [
-            {"text": o.text, "correct": o.is_correct, "origin": o.origin, "model": o.model_name, "review": o.review}
-            for o in Option.objects.filter(question=item).order_by("position", "id")
-        ]
+        return question_snapshot(item, list(Option.objects.filter(question=item)))
+    extra: dict[str, Any] = {}
     if isinstance(item, ReasoningChain):
         extra["nodes"] = list(item.nodes.order_by("position", "id").values_list("key", flat=True))
     if hasattr(item, "evidence"):
@@ -71,13 +69,18 @@ def record_change(game, user, item: models.Model, action: str, before: dict | No
     return base_audit.record(game, user, item, action, before, after)
 
 
+def _review_note(option: dict) -> str:
+    review = option.get("review")
+    return f" ({review})" if review in {OptionReview.PENDING, OptionReview.REJECTED} else ""
+
+
 def _display(key: str, value: Any) -> str:
     """Readable text of a snapshot value (options as "a. text ✓ / b. text")."""
     if value is None or value == "":
         return ""
     if key == "options" and isinstance(value, list):
         return " / ".join(f"{LETTERS[i] if i < len(LETTERS) else i}. {o.get('text', '')}{' ✓' if o.get('correct') else ''}"
-                          for i, o in enumerate(value))
+                          f"{_review_note(o)}" for i, o in enumerate(map(_option, value)))
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     return str(value)
@@ -113,9 +116,19 @@ class HistoryRow:
         return bool(self.entry.before) and not self.part
 
 
+def _option(value: Any) -> dict:
+    """An option of a stored snapshot as a dict: entries written before the one snapshot shape
+    (``annotate.services.questions.option_snapshot``) hold plain texts, [text, correct, review] lists or only text/correct."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, list | tuple):  # [text, correct, review] (Label Studio pulls)
+        return dict(zip(("text", "correct", "review"), value, strict=False))
+    return {"text": str(value)}
+
+
 def _comparable(key: str, value: Any) -> Any:
-    if key == "options" and isinstance(value, list):  # older snapshots carry only text/correct
-        return [(o.get("text"), bool(o.get("correct"))) for o in value]
+    if key == "options" and isinstance(value, list):
+        return [(o.get("text"), bool(o.get("correct")), o.get("review")) for o in map(_option, value)]
     return value
 
 
@@ -174,7 +187,8 @@ def _restore_fields(item: models.Model, snap: dict) -> list[str]:
     return changed
 
 
-def _restore_options(question: Question, options: list[dict]) -> None:
+def _restore_options(question: Question, options: list) -> None:
+    options = [_option(o) for o in options]
     current = {o.text: o for o in Option.objects.filter(question=question)}
     Option.objects.filter(question=question).delete()
     rows = []

@@ -12,7 +12,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from annotate.models import AuditEntry, Character, Question
-from annotate.services.questions import KIND_LABELS
+from annotate.services.chains import level_label
+from annotate.services.questions import KIND_LABELS, lettered_options
 from annotate.services.relationships import known_labels
 from casebook.interchange import LETTERS, Status
 
@@ -115,6 +116,17 @@ def mine(request: HttpRequest) -> HttpResponse:
 
 # ---- one item --------------------------------------------------------------------------------
 
+def _question_parts(item) -> dict:
+    """What an export writes of a question: options with the export's letters (those it leaves out
+    listed apart), its image, its chain node and level, and the quotes of its evidence."""
+    if not isinstance(item, Question):
+        return {"options": [], "held_back": [], "evidence": []}
+    options, held_back = lettered_options(list(item.options.all()))
+    return {"options": options, "held_back": held_back, "level": level_label(item.level),
+            "evidence": [{"owner": e.character.name if e.character else (e.clue.title or e.clue.key) if e.clue else e.document,
+                          "label": e.label, "quote": e.quote} for e in item.evidence.select_related("character", "clue")]}
+
+
 @login_required
 def item_detail(request: HttpRequest, slug: str, item_type: str, pk: int) -> HttpResponse:
     game, role = permissions.game_for(request.user, slug, "view")
@@ -127,7 +139,7 @@ def item_detail(request: HttpRequest, slug: str, item_type: str, pk: int) -> Htt
         history=audit.history(game, item_type, pk) if can_history else [],
         can_revert=permissions.can(request.user, game, "revert", role=role),
         can_edit=permissions.can(request.user, game, "edit", item, role=role),
-        options=list(item.options.all()) if isinstance(item, Question) else [],
+        **_question_parts(item),
         nodes=list(item.nodes.all()) if item_type == "reasoningchain" else [],
         letters=LETTERS,
     ))

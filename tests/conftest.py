@@ -1,12 +1,14 @@
 """Shared test fixtures.
 
 The real published data lives in ../shared/anchors (never copied into the project); tests that
-need it use the ``anchors`` fixture, which skips with a reason when the folder is absent.
+need it use the ``anchors`` fixture, which skips with a reason when the folder is absent — and
+fails under ``CI=true`` (see :func:`missing`), as do the Chromium and Label Studio fixtures.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -18,11 +20,23 @@ ANCHORS_DIR = Path(os.environ.get("CASEBOOK_ANCHORS", PROJECT_DIR.parent / "shar
 FIXTURES_DIR = PROJECT_DIR / "fixtures"
 
 
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+def missing(reason: str) -> NoReturn:
+    """A required component (anchors, Chromium, Label Studio …) is absent: the test skips with the
+    reason on a developer's machine, and fails under ``CI=true`` so a green CI run means it ran."""
+    if in_ci():
+        pytest.fail(f"{reason} — required under CI=true", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def anchors() -> Path:
-    """The shared anchors folder (wellplay/, whodunitbench/); skips when absent."""
+    """The shared anchors folder (wellplay/, whodunitbench/); skips when absent (fails under CI)."""
     if not (ANCHORS_DIR / "wellplay").is_dir() or not (ANCHORS_DIR / "whodunitbench").is_dir():
-        pytest.skip(f"real anchor data not found at {ANCHORS_DIR} (set CASEBOOK_ANCHORS to its path)")
+        missing(f"real anchor data not found at {ANCHORS_DIR} (set CASEBOOK_ANCHORS to its path)")
     return ANCHORS_DIR
 
 
@@ -52,7 +66,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 def browser():
     """One Chromium per test module (module scope: Playwright's loop never outlives its tests)."""
     if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+        missing(f"{CHROMIUM} is not installed (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

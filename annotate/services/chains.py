@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from django.db import transaction
 
 from annotate.models import ChainNode, Clue, EvidenceSpan, ReasoningChain
-from annotate.services import audit
+from annotate.services import audit, versions
 from casebook.interchange import NodeKind
 
 
@@ -115,8 +115,11 @@ def _validate(kind: str, text: str, span_ids: list[int], image_clue: Clue | None
 def save_node(
     chain: ReasoningChain, node: ChainNode | None, *, kind: str, text: str, parent_ids: Iterable[int] = (),
     span_ids: Iterable[int] = (), image_clue_id: int | None = None, knowledge: str = "", user=None,
+    expected_version: int | None = None,
 ) -> ChainNode:
-    """Create or update a node; refuses cycles, foreign ids and direct nodes without evidence."""
+    """Create or update a node; refuses cycles, foreign ids and direct nodes without evidence. An
+    update checks the version the editor loaded (``expected_version``, else the one ``node`` was
+    read at) and raises VersionConflict when someone saved the node in between."""
     parent_ids = sorted({int(p) for p in parent_ids})
     span_ids = sorted({int(s) for s in span_ids})
     game = chain.game
@@ -138,6 +141,8 @@ def save_node(
             names = dict(ChainNode.objects.filter(pk__in=cycle).values_list("pk", "key"))
             raise ChainError("That would make a cycle: " + " → ".join(names.get(i, str(i)) for i in reversed(cycle)))
         before = _node_snapshot(node)
+        versions.claim(node, node.version if expected_version is None else expected_version,
+                       ChainNode.objects.prefetch_related("parents", "evidence"))
     else:
         before = None
         position = chain.nodes.count()

@@ -10,17 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import F
 
 from annotate.models import ChainNode, Character, Clue, EvidenceSpan, Game, Option, Question
-from annotate.services import audit
+from annotate.services import audit, versions
 from annotate.services.chains import chain_graph
+from annotate.services.versions import VersionConflict  # noqa: F401  (re-exported for the editor)
 from casebook.interchange import (
     DEFAULT_WEIGHTS,
     LETTERS,
     SUB_TYPES,
     WHODUNITBENCH_KINDS,
     OptionOrigin,
+    OptionReview,
     QuestionKind,
     Status,
 )
@@ -48,14 +49,6 @@ class QuestionError(ValueError):
     """The input cannot be saved as it is; the message is meant for the annotator."""
 
 
-class VersionConflict(Exception):
-    """Somebody saved a newer version since this form was loaded."""
-
-    def __init__(self, current: Question):
-        super().__init__(f"Question {current.pk} was saved by someone else (now version {current.version}).")
-        self.current = current
-
-
 @dataclass
 class QuestionInput:
     """What the editor submits (ids are checked against the game)."""
@@ -75,10 +68,33 @@ class QuestionInput:
     status: str = Status.DRAFT
 
 
-def snapshot(question: Question) -> dict:
-    """Question fields plus its options and evidence ids, for the audit log and conflict view."""
-    options = [{"text": o.text, "correct": o.is_correct} for o in question.options.all()]
-    return audit.snapshot(question, options=options, evidence=sorted(e.pk for e in question.evidence.all()))
+# Options an export of approved items leaves out (loader ``hidden_reviews``): they carry no letter.
+NOT_EXPORTED = frozenset({OptionReview.PENDING, OptionReview.REJECTED})
+
+
+def lettered_options(options: list[Option]) -> tuple[list[tuple[str, Option]], list[Option]]:
+    """``([(letter, option)…], held_back)``: the options an export writes, with the letters it gives
+    them, and those it leaves out (generated ones awaiting review, rejected ones). The editor, the
+    question list and the review page show these, so their letters are the export's letters."""
+    ordered = sorted(options, key=lambda o: (o.position, o.pk or 0))
+    exported = [o for o in ordered if o.review not in NOT_EXPORTED]
+    return list(zip(LETTERS, exported, strict=False)), [o for o in ordered if o.review in NOT_EXPORTED]
+
+
+def option_snapshot(option: Option) -> dict:
+    """The one shape of an option in audit snapshots (editor, generation, review and revert read it)."""
+    return {"text": option.text, "correct": option.is_correct, "origin": option.origin, "model": option.model_name,
+            "review": option.review}
+
+
+def snapshot(question: Question, options: list[Option] | None = None) -> dict:
+    """Question fields plus its options (``options`` when the caller already holds them) and evidence
+    ids, for the audit log, the review history and the conflict view."""
+    if options is None:
+        options = list(question.options.all())
+    options = sorted(options, key=lambda o: (o.position, o.pk or 0))
+    return audit.snapshot(question, options=[option_snapshot(o) for o in options],
+                          evidence=sorted(e.pk for e in question.evidence.all()))
 
 
 def _clean(game: Game, data: QuestionInput) -> dict:
@@ -145,13 +161,8 @@ def save_question(
     """Create (``question=None``) or update a question; raises QuestionError or VersionConflict."""
     resolved = _clean(game, data)
     if question is not None:
-        updated = Question.objects.filter(pk=question.pk, game=game, version=expected_version).update(
-            version=F("version") + 1
-        )
-        if not updated:
-            raise VersionConflict(Question.objects.prefetch_related("options", "evidence").get(pk=question.pk))
+        versions.claim(question, expected_version, Question.objects.prefetch_related("options", "evidence"))
         before = snapshot(question)
-        question.refresh_from_db(fields=["version"])
     else:
         before = None
         last = Question.objects.filter(game=game).order_by("-position").values_list("position", flat=True).first()
@@ -195,8 +206,16 @@ def edited_provenance(provenance: dict | None) -> dict:
 
 
 def _replace_options(question: Question, options: list[tuple[str, bool]]) -> None:
-    """Keep option rows (and their origin/review) where the text is unchanged; rewrite the rest."""
-    old = {o.text: o for o in question.options.all()}
+    """Keep option rows (and their origin/review) where the text is unchanged; rewrite the rest.
+
+    ``options`` are the exported options (the editor shows only those); options awaiting review
+    or rejected are kept as they are, after them, so the letters stay the export's letters.
+    """
+    if not options:  # a free-text question has no options at all, held-back ones included
+        question.options.all().delete()
+        return
+    lettered, held_back = lettered_options(list(question.options.all()))
+    old = {o.text: o for _, o in lettered}
     keep, new = [], []
     for position, (text, correct) in enumerate(options):
         row = old.pop(text, None)
@@ -205,6 +224,9 @@ def _replace_options(question: Question, options: list[tuple[str, bool]]) -> Non
         else:
             row.position, row.is_correct = position, correct
             keep.append(row)
+    for position, row in enumerate(held_back, start=len(options)):
+        row.position = position
+        keep.append(row)
     if old:
         Option.objects.filter(pk__in=[o.pk for o in old.values()]).delete()
     if keep:

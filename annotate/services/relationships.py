@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from django.db import transaction
 
 from annotate.models import Character, EvidenceSpan, Game, Relationship
-from annotate.services import audit
+from annotate.services import audit, versions
 from casebook.interchange import Status
 from exporters import conan
 
@@ -53,8 +53,11 @@ def clean_labels(labels: Iterable[str], keep: Iterable[str] = ()) -> list[str]:
 def save_relationship(
     game: Game, rel: Relationship | None, *, source_id: int, target_id: int, labels: Iterable[str],
     note: str = "", evidence_ids: Iterable[int] = (), status: str = Status.DRAFT, user=None,
+    expected_version: int | None = None,
 ) -> Relationship:
-    """Create or update an edge; both ends and all spans must belong to the game."""
+    """Create or update an edge; both ends and all spans must belong to the game. An update checks
+    the version the editor loaded (``expected_version``, else the one ``rel`` was read at) and
+    raises VersionConflict when someone saved in between."""
     ends = {c.pk: c for c in Character.objects.filter(game=game, pk__in=[source_id, target_id])}
     if source_id not in ends or target_id not in ends:
         raise RelationshipError("Both ends must be characters (or non-players) of this game.")
@@ -72,7 +75,8 @@ def save_relationship(
         rel = Relationship(game=game, position=position, author=user if getattr(user, "is_authenticated", False) else None)
     else:
         before = snapshot(rel)
-        rel.version += 1
+        versions.claim(rel, rel.version if expected_version is None else expected_version,
+                       Relationship.objects.select_related("source", "target", "author"))
     rel.source, rel.target = ends[source_id], ends[target_id]
     rel.labels, rel.note, rel.status = labels, note.strip(), status
     rel.save()

@@ -11,9 +11,10 @@ from django.views.decorators.http import require_POST
 
 from annotate.forms import ChainForm, ids, int_or_none
 from annotate.models import ChainNode, Character, Clue, KeyStatement, ReasoningChain
-from annotate.services import access, audit, svg
+from annotate.services import access, audit, svg, versions
 from annotate.services.chains import ChainError, chain_graph, delete_node, level_label, save_node
-from annotate.views.common import game_spans
+from annotate.services.versions import VersionConflict
+from annotate.views.common import conflict_context, game_spans
 from casebook.interchange import ClueKind, NodeKind, Status
 from review import permissions as review_permissions
 
@@ -60,10 +61,13 @@ def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = No
         "text": node.text if node else "", "knowledge": node.knowledge if node else "",
         "parents": set(parents.get(node.pk, [])) if node else set(),
         "evidence": {e.pk for e in node.evidence.all()} if node else {int(i) for i in request.GET.getlist("evidence") if i.isdigit()},
-        "image_clue": node.image_clue_id if node else None,
+        "image_clue": node.image_clue_id if node else None, "version": node.version if node else 0,
     }
+    chain_form, chain_conflict = ChainForm(instance=chain), {}
     if request.method == "POST" and request.POST.get("action") == "chain":
-        return _edit_chain(request, game, chain)
+        chain_form, chain_conflict = _edit_chain(request, game, chain)
+        if chain_form is None:
+            return redirect("annotate:chain_detail", slug=game.slug, pk=chain.pk)
     if request.method == "POST":
         review_permissions.require(request.user, game, "edit", chain)  # nodes belong to the chain's author
         if request.POST.get("action") == "delete" and node:
@@ -74,13 +78,26 @@ def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = No
             "kind": request.POST.get("kind", ""), "text": request.POST.get("text", ""),
             "knowledge": request.POST.get("knowledge", ""), "parents": set(ids(request.POST.getlist("parents"))),
             "evidence": set(ids(request.POST.getlist("evidence"))), "image_clue": int_or_none(request.POST.get("image_clue")),
+            "version": int_or_none(request.POST.get("version")) or 0,
         }
         try:
             saved = save_node(chain, node, kind=state["kind"], text=state["text"], parent_ids=state["parents"],
                               span_ids=state["evidence"], image_clue_id=state["image_clue"], knowledge=state["knowledge"],
-                              user=request.user)
+                              user=request.user, expected_version=state["version"] if node else None)
         except ChainError as exc:
             error = str(exc)
+        except VersionConflict as exc:
+            current, keys = exc.current, {n.pk: n.key for n in nodes}
+            chain_conflict = {**conflict_context(current, [
+                ("kind", current.kind, state["kind"]), ("statement", current.text, state["text"].strip()),
+                ("knowledge", current.knowledge, state["knowledge"].strip()),
+                ("parents", ", ".join(sorted(p.key for p in current.parents.all())),
+                 ", ".join(sorted(keys.get(p, str(p)) for p in state["parents"]))),
+                ("evidence", ", ".join(map(str, sorted(e.pk for e in current.evidence.all()))),
+                 ", ".join(map(str, sorted(state["evidence"])))),
+            ], reverse("annotate:node_edit", args=[slug, pk, current.pk])), "conflict_on": "node"}
+            error = f"Someone saved node {current.key} while you were editing it; see below."
+            state["version"] = current.version  # an explicit second save replaces theirs knowingly
         else:
             messages.success(request, f"Saved node {saved.key}.")
             return redirect("annotate:chain_detail", slug=slug, pk=pk)
@@ -94,24 +111,34 @@ def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = No
         "game": game, "role": role, "chain": chain, "rows": rows, "drawing": drawing, "node": node, "state": state,
         "error": error, "candidates": [n for n in nodes if not node or n.pk != node.pk], "spans": list(game_spans(game)),
         "image_clues": list(Clue.objects.filter(game=game, kind=ClueKind.IMAGE).only("id", "key", "title")),
-        "kinds": list(NodeKind), "tab": "chains", "chain_form": ChainForm(instance=chain), "statuses": list(Status),
+        "kinds": list(NodeKind), "tab": "chains", "chain_form": chain_form, "statuses": list(Status),
+        "chain_version": chain_conflict["conflict"].version if chain_conflict.get("conflict_on") == "chain" else chain.version,
+        **chain_conflict,
     })
 
 
-def _edit_chain(request: HttpRequest, game, chain: ReasoningChain) -> HttpResponse:
-    """Title and goal of the chain itself; its state moves only through the review workflow."""
+def _edit_chain(request: HttpRequest, game, chain: ReasoningChain) -> tuple[ChainForm | None, dict]:
+    """Title and goal of the chain itself, under the version check; its state moves only through
+    the review workflow. ``(None, {})`` once saved, else the bound form (the user's text kept) and
+    the conflict screen's context when someone saved in between."""
     review_permissions.require(request.user, game, "edit", chain)
     before = audit.snapshot(chain)
     form = ChainForm(request.POST, instance=chain)
     if not form.is_valid():
         messages.error(request, "Pick a goal.")
-    else:
-        chain = form.save(commit=False)
-        chain.version += 1
-        chain.save()
-        audit.record(game, request.user, chain, "update", before, audit.snapshot(chain))
-        messages.success(request, "Chain saved.")
-    return redirect("annotate:chain_detail", slug=game.slug, pk=chain.pk)
+        return form, {}
+    try:
+        with transaction.atomic():
+            versions.claim(chain, int_or_none(request.POST.get("version")))
+            chain = form.save()
+            audit.record(game, request.user, chain, "update", before, audit.snapshot(chain))
+    except VersionConflict as exc:
+        current = exc.current
+        return form, {**conflict_context(current, [
+            ("title", current.title, form.cleaned_data["title"]), ("goal", current.goal, form.cleaned_data["goal"]),
+        ], reverse("annotate:chain_detail", args=[game.slug, current.pk])), "conflict_on": "chain"}
+    messages.success(request, "Chain saved.")
+    return None, {}
 
 
 @login_required

@@ -6,13 +6,18 @@ from django.contrib.auth.decorators import login_required
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 
 from annotate.forms import CharacterFormSet, ScriptForm, int_or_none
 from annotate.models import Character, Kill
-from annotate.services import access, audit
+from annotate.services import access, audit, versions
+from annotate.services.versions import VersionConflict
+from annotate.views.common import conflict_context
 from review import permissions as review_permissions
 
-CHAR_FIELDS = ("id", "game_id", "name", "aliases", "playable", "is_victim", "is_murderer", "key_role", "goals", "position")
+CHAR_FIELDS = ("id", "game_id", "name", "aliases", "playable", "is_victim", "is_murderer", "key_role", "goals", "position",
+               "version")
+FLAGS = ("playable", "is_victim", "is_murderer", "key_role")
 
 
 @login_required
@@ -23,6 +28,7 @@ def characters(request: HttpRequest, slug: str) -> HttpResponse:
     if action:
         review_permissions.require(request.user, game, "ground_truth")
     formset = CharacterFormSet(request.POST if action == "characters" else None, queryset=queryset)
+    conflict: dict = {}
     if action == "characters":
         if formset.is_valid():
             try:
@@ -30,6 +36,9 @@ def characters(request: HttpRequest, slug: str) -> HttpResponse:
                     _save_characters(game, formset, request.user)
             except IntegrityError:
                 messages.error(request, "Two characters cannot share a name.")
+            except VersionConflict as exc:
+                formset, conflict = _character_conflict(request, game, queryset, formset, exc.current)
+                messages.error(request, f"Someone saved {exc.current.name} while you were editing; nothing was saved.")
             else:
                 messages.success(request, "Characters saved.")
                 return redirect("annotate:characters", slug=slug)
@@ -42,7 +51,24 @@ def characters(request: HttpRequest, slug: str) -> HttpResponse:
     people = [(f.instance.pk, f.instance.name) for f in formset.forms if f.instance.pk]
     return render(request, "annotate/characters.html", {
         "game": game, "role": role, "formset": formset, "kills": kills, "people": people, "tab": "characters",
+        **conflict,
     })
+
+
+def _character_conflict(request: HttpRequest, game, queryset, formset, current: Character) -> tuple:
+    """The conflict screen for one character row; the form keeps every row as typed, with that
+    row's version moved to the saved one so a second save replaces it knowingly."""
+    form = next(f for f in formset.forms if f.instance.pk == current.pk)
+    data = form.cleaned_data
+    pairs = [("name", current.name, data["name"]),
+             ("aliases", ", ".join(current.aliases), ", ".join(a.strip() for a in data["aliases_text"].replace("，", ",")
+                                                             .replace("、", ",").split(",") if a.strip())),
+             ("goals", "\n".join(current.goals), "\n".join(g.strip() for g in data["goals_text"].splitlines() if g.strip()))]
+    pairs += [(flag.replace("_", " "), getattr(current, flag), data[flag]) for flag in FLAGS]
+    post = request.POST.copy()
+    post[f"{form.prefix}-loaded_version"] = str(current.version)
+    rebound = CharacterFormSet(post, queryset=queryset)
+    return rebound, conflict_context(current, pairs, reverse("annotate:characters", args=[game.slug]))
 
 
 def _save_characters(game, formset, user) -> None:
@@ -53,6 +79,8 @@ def _save_characters(game, formset, user) -> None:
             continue
         before = audit.snapshot(form.instance) if form.instance.pk else None
         char = form.save(commit=False)
+        if before is not None:
+            versions.claim(char, form.cleaned_data.get("loaded_version"))
         if not char.pk:
             char.game = game
             char.position = position
@@ -97,13 +125,28 @@ def character_script(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if request.method == "POST":
         review_permissions.require(request.user, game, "ground_truth")
     form = ScriptForm(request.POST or None, instance=char)
+    conflict: dict = {}
     if request.method == "POST" and form.is_valid():
         if char.spans.exists() and "script" in form.changed_data:
             messages.error(request, "This script has evidence spans; editing it would move them. Nothing was saved.")
         else:
-            before = audit.snapshot(char)
-            form.save()
-            audit.record(game, request.user, char, "update", before, audit.snapshot(char))
-            messages.success(request, f"Script of {char.name} saved.")
-            return redirect("annotate:characters", slug=slug)
-    return render(request, "annotate/script_form.html", {"game": game, "role": role, "form": form, "char": char, "tab": "characters"})
+            before = audit.snapshot(Character.objects.get(pk=char.pk))
+            try:
+                with transaction.atomic():
+                    versions.claim(char, form.cleaned_data.get("loaded_version"))
+                    form.save()
+                    audit.record(game, request.user, char, "update", before, audit.snapshot(char))
+            except VersionConflict as exc:
+                current = exc.current
+                post = request.POST.copy()
+                post["loaded_version"] = str(current.version)
+                form = ScriptForm(post, instance=current)
+                conflict = conflict_context(current, [
+                    ("script", current.script, form.data.get("script", "")),
+                    ("self intro", current.self_intro, form.data.get("self_intro", "")),
+                ], reverse("annotate:character_script", args=[slug, current.pk]))
+            else:
+                messages.success(request, f"Script of {char.name} saved.")
+                return redirect("annotate:characters", slug=slug)
+    return render(request, "annotate/script_form.html", {"game": game, "role": role, "form": form, "char": char,
+                                                         "tab": "characters", **conflict})

@@ -14,21 +14,23 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotate.forms import int_or_none, question_input
-from annotate.models import AuditEntry, Character, Clue, Draft, Option, Question
+from annotate.models import Character, Clue, Draft, Option, Question
 from annotate.services import access
 from annotate.services.chains import game_nodes, level_label
 from annotate.services.questions import (
     FREE_TEXT_KINDS,
     IMAGE_KINDS,
     KIND_LABELS,
+    NOT_EXPORTED,
     SINGLE_ANSWER_KINDS,
     QuestionError,
     VersionConflict,
     delete_question,
     effective_weight,
+    lettered_options,
     save_question,
 )
-from annotate.views.common import game_spans
+from annotate.views.common import conflict_context, game_spans
 from casebook.interchange import DEFAULT_WEIGHTS, LETTERS, SUB_TYPES, ClueKind, QuestionKind, Status
 from review import permissions as review_permissions
 from review import states as review_states
@@ -57,7 +59,8 @@ def question_list(request: HttpRequest, slug: str) -> HttpResponse:
     ).get_page(request.GET.get("page"))
     rows = list(page.object_list)
     options: dict[int, list[Option]] = {}
-    for o in Option.objects.filter(question_id__in=[q.pk for q in rows]).only("question_id", "text", "is_correct", "position"):
+    for o in (Option.objects.filter(question_id__in=[q.pk for q in rows]).exclude(review__in=NOT_EXPORTED)
+              .only("question_id", "text", "is_correct", "position")):
         options.setdefault(o.question_id, []).append(o)
     items = [{"q": q, "options": options.get(q.pk, []), "weight": effective_weight(q), "label": KIND_LABELS.get(q.kind, q.kind)}
              for q in rows]
@@ -86,7 +89,7 @@ def _state_from_question(q: Question | None, request: HttpRequest) -> dict:
         "weight": "" if q.weight is None else q.weight, "perspective": q.perspective_id, "image_clue": q.image_clue_id,
         "chain_node": q.chain_node_id, "status": q.status, "version": q.version,
         "evidence": {e.pk for e in q.evidence.all()},
-        "options": [(i, o.text, o.is_correct) for i, o in enumerate(q.options.all())],
+        "options": [(i, o.text, o.is_correct) for i, (_, o) in enumerate(lettered_options(list(q.options.all()))[0])],
     }
 
 
@@ -109,7 +112,7 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
     question = None
     if pk is not None:
         question = get_object_or_404(Question.objects.prefetch_related("options", "evidence"), game=game, pk=pk)
-    conflict = None
+    conflict: dict = {}
     error = None
     locked = question is not None and not review_permissions.can(request.user, game, "edit", question, role=role)
     status = 200
@@ -138,12 +141,10 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
         except (QuestionError, review_states.TransitionError) as exc:
             error = str(exc)
         except VersionConflict as exc:
-            conflict = exc.current
-            last = AuditEntry.objects.filter(item_type="question", item_id=conflict.pk).select_related("user").first()
-            conflict.saved_by = last.user if last and last.user else conflict.author
-            error = ("Someone saved this question while you were editing it. Your text is kept below; the saved "
-                     "version is shown beside it. Save again to replace it with yours, or reload to take theirs.")
-            state["version"] = conflict.version  # an explicit second save overwrites knowingly
+            conflict = _question_conflict(exc.current, state, slug)
+            error = ("Someone saved this question while you were editing it. Your text is kept in the form; the "
+                     "saved version is shown below with the differences marked.")
+            state["version"] = exc.current.version  # an explicit second save replaces theirs knowingly
         else:
             Draft.objects.filter(user=request.user, game=game, key=f"question:{pk or 'new'}").delete()
             messages.success(request, f"Saved question {saved.pk} (version {saved.version}).")
@@ -158,10 +159,11 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
     spans = list(game_spans(game))
     draft = Draft.objects.filter(user=request.user, game=game, key=f"question:{pk or 'new'}").only("data", "base_version", "updated_at").first()
     return render(request, "annotate/question_form.html", {
-        "game": game, "role": role, "question": question, "state": state, "error": error, "conflict": conflict,
+        "game": game, "role": role, "question": question, "state": state, "error": error, **conflict,
         "locked": locked, "locked_message": _locked_message(question) if locked else "",
         "kinds": [(k, KIND_LABELS[k]) for k in QuestionKind], "characters": characters, "image_clues": image_clues,
         "nodes": nodes, "spans": spans, "statuses": list(Status), "letters": LETTERS,
+        "held_back": lettered_options(list(question.options.all()))[1] if question is not None else [],
         "config": json.dumps({
             "subTypes": {str(k): list(v) for k, v in SUB_TYPES.items()},
             "freeText": sorted(FREE_TEXT_KINDS), "single": sorted(SINGLE_ANSWER_KINDS), "image": sorted(IMAGE_KINDS),
@@ -187,6 +189,26 @@ def _draft_from_post(post, state: dict) -> dict:
     fields = {k: v for k, v in post.items() if k not in skip and not k.startswith("option_")}
     return {"fields": fields, "options": [[text, correct] for _, text, correct in state["options"]],
             "evidence": sorted(str(e) for e in state["evidence"])}
+
+
+def _question_conflict(current: Question, mine: dict, slug: str) -> dict:
+    """The one conflict screen for a question: saved fields beside the editor's, options with letters."""
+    def options(rows: list[tuple[str, bool]]) -> str:
+        return "\n".join(f"{letter}. {text}{' ✓' if correct else ''}"
+                         for letter, (text, correct) in zip(LETTERS, rows, strict=False))
+
+    saved_options = [(o.text, o.is_correct) for _, o in lettered_options(list(current.options.all()))[0]]
+    my_options = [(text.strip(), correct) for _, text, correct in mine["options"] if text.strip()]
+    return conflict_context(current, [
+        ("kind", current.kind, mine["kind"]), ("stem", current.stem, mine["stem"].strip()),
+        ("options", options(saved_options), options(my_options) if mine["kind"] not in FREE_TEXT_KINDS else ""),
+        ("answer", current.answer if current.kind in FREE_TEXT_KINDS else "",
+         mine["answer"].strip() if mine["kind"] in FREE_TEXT_KINDS else ""),
+        ("evidence", ", ".join(map(str, sorted(e.pk for e in current.evidence.all()))),
+         ", ".join(map(str, sorted(mine["evidence"])))),
+        ("asked of", current.perspective_id, mine["perspective"]), ("chain node", current.chain_node_id, mine["chain_node"]),
+        ("image clue", current.image_clue_id, mine["image_clue"]),
+    ], reverse("annotate:question_edit", args=[slug, current.pk]))
 
 
 @login_required

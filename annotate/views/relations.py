@@ -12,7 +12,8 @@ from annotate.forms import ids, int_or_none
 from annotate.models import Character, Relationship
 from annotate.services import access, svg
 from annotate.services import relationships as rel_service
-from annotate.views.common import game_spans
+from annotate.services.versions import VersionConflict
+from annotate.views.common import conflict_context, game_spans
 from casebook.interchange import Status
 from review import permissions as review_permissions
 
@@ -33,8 +34,9 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
         "target": rel.target_id if rel else int_or_none(request.GET.get("target")),
         "labels": rel.labels if rel else [], "note": rel.note if rel else "",
         "evidence": {e.pk for e in rel.evidence.all()} if rel else {int(i) for i in request.GET.getlist("evidence") if i.isdigit()},
-        "status": rel.status if rel else Status.DRAFT,
+        "status": rel.status if rel else Status.DRAFT, "version": rel.version if rel else 0,
     }
+    conflict: dict = {}
     if request.method == "POST":
         review_permissions.require(request.user, game, "edit" if rel else "create", rel)
         state = {
@@ -42,14 +44,20 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
             "labels": [lbl for lbl in request.POST.getlist("labels") if lbl.strip()], "note": request.POST.get("note", ""),
             "evidence": set(ids(request.POST.getlist("evidence"))),
             "status": rel.status if rel else Status.DRAFT,  # states move only through the review workflow
+            "version": int_or_none(request.POST.get("version")) or 0,
         }
         try:
             saved = rel_service.save_relationship(
                 game, rel, source_id=state["source"] or 0, target_id=state["target"] or 0, labels=state["labels"],
                 note=state["note"], evidence_ids=state["evidence"], status=state["status"], user=request.user,
+                expected_version=state["version"],
             )
         except rel_service.RelationshipError as exc:
             error = str(exc)
+        except VersionConflict as exc:
+            conflict = _relationship_conflict(exc.current, state, slug)
+            error = "Someone saved this relationship while you were editing it; see below."
+            state["version"] = exc.current.version  # an explicit second save replaces theirs knowingly
         else:
             messages.success(request, "Relationship saved.")
             return redirect("annotate:relationship_edit", slug=slug, pk=saved.pk)
@@ -66,8 +74,20 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
     return render(request, "annotate/relationships.html", {
         "game": game, "role": role, "rel": rel, "state": state, "error": error, "people": people, "rows": rows,
         "graph": graph, "spans": list(game_spans(game)), "statuses": list(Status), "tab": "relationships",
-        "vocabulary": rel_service.known_labels(),
+        "vocabulary": rel_service.known_labels(), **conflict,
     })
+
+
+def _relationship_conflict(current: Relationship, mine: dict, slug: str) -> dict:
+    names = dict(Character.objects.filter(game_id=current.game_id).values_list("pk", "name"))
+    return conflict_context(current, [
+        ("A (source)", current.source.name, names.get(mine["source"], "")),
+        ("B (target)", current.target.name, names.get(mine["target"], "")),
+        ("labels", ", ".join(current.labels), ", ".join(mine["labels"])),
+        ("note", current.note, mine["note"].strip()),
+        ("evidence", ", ".join(map(str, sorted(e.pk for e in current.evidence.all()))),
+         ", ".join(map(str, sorted(mine["evidence"])))),
+    ], reverse("annotate:relationship_edit", args=[slug, current.pk]))
 
 
 @login_required

@@ -16,6 +16,7 @@ import csv
 import difflib
 import io
 import json
+import logging
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -37,7 +38,9 @@ from casebook.interchange import (
     name_key,
 )
 from exporters import conan
-from exporters.common import ReadResult
+from exporters.common import GBK, UTF8_BOM, ReadResult, decode_text, not_text
+
+logger = logging.getLogger(__name__)
 
 HEADER = ["value", "type", "question", "a", "b", "c", "d", "e", "truth"]
 CHARACTER_KEYS = [
@@ -208,14 +211,17 @@ def read_question_csv(path: Path, log: _Log) -> list[CsvRow] | None:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        log.add(path, f"cannot read file: {exc.strerror or exc}", "file skipped", severity="error")
+        log.add(path, f"cannot read file: {(exc.strerror or 'input/output error').lower()}", "file skipped",
+                severity="error")
         return None
     try:
-        text = data.decode("utf-8-sig")
+        text, encoding = decode_text(data)
     except UnicodeDecodeError as exc:
-        log.add(path, f"not UTF-8 (byte {exc.start})", "file skipped", severity="error")
+        log.add(path, not_text(exc), "file skipped", severity="error")
         return None
-    if data.startswith(b"\xef\xbb\xbf"):
+    if encoding == GBK:
+        log.add(path, f"encoded as {encoding}", f"read as {encoding}", severity="info")
+    elif data.startswith(UTF8_BOM):
         log.add(path, "starts with a UTF-8 BOM", "ignored", severity="info")
     if data and not data.endswith(b"\n"):
         log.add(path, "no final newline", "last row read normally", severity="info")
@@ -350,13 +356,16 @@ def question_from_row(row: CsvRow, perspective: str, file: str, names: list[str]
 
 def _read_json(path: Path, log: _Log) -> Any:
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text, encoding = decode_text(path.read_bytes())
     except OSError as exc:
-        log.add(path, f"cannot read file: {exc.strerror or exc}", "file skipped", severity="error")
+        log.add(path, f"cannot read file: {(exc.strerror or 'input/output error').lower()}", "file skipped",
+                severity="error")
         return None
     except UnicodeDecodeError as exc:
-        log.add(path, f"not UTF-8 (byte {exc.start})", "file skipped", severity="error")
+        log.add(path, not_text(exc), "file skipped", severity="error")
         return None
+    if encoding == GBK:
+        log.add(path, f"encoded as {encoding}", f"read as {encoding}", severity="info")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -659,9 +668,13 @@ def _compare_texts(files: _GameFiles, game: Game, log: _Log) -> None:
                 log.add(file, "text file of no character of character_name", "ignored", severity="info")
                 continue
             try:
-                text = file.read_bytes().decode("utf-8-sig")
-            except (OSError, UnicodeDecodeError) as exc:
-                log.add(file, f"unreadable text file ({exc})", "ignored", severity="error")
+                text, _ = decode_text(file.read_bytes())
+            except UnicodeDecodeError as exc:
+                log.add(file, not_text(exc), "ignored", severity="error")
+                continue
+            except OSError as exc:
+                log.add(file, f"cannot read file: {(exc.strerror or 'input/output error').lower()}", "ignored",
+                        severity="error")
                 continue
             want = expected(character)
             if text.strip() == want.strip():
@@ -911,8 +924,10 @@ def read_wellplay(path: Path) -> ReadResult:
     for game_dir in discover_game_dirs(path, log):
         try:
             game, sig = read_game_dir(game_dir, root=path)
-        except Exception as exc:  # one broken game must not stop the others
-            log.add(game_dir, f"could not read game: {type(exc).__name__}: {exc}", "game skipped", severity="error")
+        except Exception:  # one broken game must not stop the others
+            logger.exception("reading WellPlay game %s", game_dir)
+            log.add(game_dir, "could not read the game: its files have a shape the reader does not understand "
+                    "(details in the server log)", "game skipped", severity="error")
             continue
         signatures[id(game)] = sig
         result.games.append(game)

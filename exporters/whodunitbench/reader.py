@@ -37,7 +37,7 @@ from casebook.interchange import (
     TruthManual,
     name_key,
 )
-from exporters.common import ReadResult
+from exporters.common import GBK, ReadResult, decode_text, not_text
 from exporters.images import ImageTooLarge, UnsupportedImage, numeric_sort_key, open_image_safely, sniff_image
 from exporters.whodunitbench.mcq import OPTION_LETTERS, parse_inline_mcq, strip_list_numbering
 
@@ -265,18 +265,19 @@ def _load_game_json(folder: Path, notes: _Notes) -> dict | None:
         notes.add(GAME_FILE, "", f"{GAME_FILE} is missing", "game skipped", "error")
         return None
     try:
-        raw = path.read_bytes()
-        text = raw.decode("utf-8-sig")
+        text, encoding = decode_text(path.read_bytes())
         data = json.loads(text)
     except UnicodeDecodeError as exc:
-        notes.add(GAME_FILE, f"byte {exc.start}", "file is not UTF-8 text", "game skipped", "error")
+        notes.add(GAME_FILE, f"byte {exc.start}", not_text(exc), "game skipped", "error")
         return None
     except json.JSONDecodeError as exc:
         notes.add(GAME_FILE, f"line {exc.lineno} column {exc.colno}", f"broken JSON: {exc.msg}", "game skipped", "error")
         return None
     except OSError as exc:
-        notes.add(GAME_FILE, "", f"cannot read: {exc.strerror or exc}", "game skipped", "error")
+        notes.add(GAME_FILE, "", f"cannot read: {(exc.strerror or 'input/output error').lower()}", "game skipped", "error")
         return None
+    if encoding == GBK:
+        notes.add(GAME_FILE, "", f"encoded as {encoding}", f"read as {encoding}", "info")
     if not isinstance(data, dict):
         notes.add(GAME_FILE, "", f"top level is a JSON {type(data).__name__}, expected an object", "game skipped", "error")
         return None

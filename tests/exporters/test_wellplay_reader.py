@@ -289,4 +289,4 @@ def test_bad_paths_never_raise(tmp_path: Path, fixtures_dir: Path) -> None:
     (broken / "final_result").mkdir()
     (broken / "final_result" / "x.csv").write_text('value,type\n"unterminated', encoding="utf-8")
     result = read_wellplay(tmp_path)
-    assert any(p.severity == "error" and "not UTF-8" in p.message for p in result.problems)
+    assert any(p.severity == "error" and "neither UTF-8 nor GB18030/GBK" in p.message for p in result.problems)

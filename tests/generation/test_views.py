@@ -51,13 +51,14 @@ def test_generate_one_question_then_review_it(anna, sin_zh, no_llm, immediate_ta
     assert len(generated) == 3 and all(o.text in review for o in generated)
     assert "data-review-row" in review and "<kbd>j</kbd>" in review
 
-    ok = anna.post(_url("review_option", sin_zh, pk=generated[0].pk), {"action": "accept"},
-                   HTTP_ACCEPT="application/json").json()
+    ok = anna.post(_url("review_option", sin_zh, pk=generated[0].pk), {"action": "accept",
+                   "version": generated[0].version}, HTTP_ACCEPT="application/json").json()
     assert ok["ok"] and ok["review"] == "accepted" and ok["answer"] == "a"
-    bad = anna.post(_url("review_option", sin_zh, pk=generated[1].pk), {"action": "edit", "text": ""},
-                    HTTP_ACCEPT="application/json")
+    bad = anna.post(_url("review_option", sin_zh, pk=generated[1].pk), {"action": "edit", "text": "",
+                    "version": generated[1].version}, HTTP_ACCEPT="application/json")
     assert bad.status_code == 400 and "empty" in bad.json()["error"]
-    plain = anna.post(_url("review_option", sin_zh, pk=generated[2].pk), {"action": "reject"})
+    plain = anna.post(_url("review_option", sin_zh, pk=generated[2].pk), {"action": "reject",
+                                                                               "version": generated[2].version})
     assert plain.status_code == 302
     assert [o.review for o in q.options.order_by("position")] == ["accepted", "accepted", "pending", "rejected"]
 

@@ -117,3 +117,26 @@ def test_zip_package_is_zip_slip_safe(tmp_path, en_scripts):
     assert sum("zip-slip" in p.message for p in problems) == 2
     assert not (tmp_path / "evil.txt").exists() and not Path("/abs.txt").exists()
     assert all(s.path.parent == work for s in sources)
+
+
+def test_a_blank_package_creates_no_game(tmp_path, db):
+    """500 blank pages and one blank image: a clear 'nothing to ingest' and no empty game (issue 13)."""
+    from PIL import Image
+
+    from annotate.models import Game
+    from ingest.pipeline import IngestError, run_ingest
+
+    pkg = tmp_path / "blank"
+    pkg.mkdir()
+    blank = FPDF()
+    for _ in range(500):
+        blank.add_page()
+    (pkg / "blank.pdf").write_bytes(bytes(blank.output()))
+    Image.new("RGB", (800, 600), "white").save(pkg / "card.png")
+    try:
+        run_ingest([pkg], IngestOptions("空白", "zh", workers=1))
+    except IngestError as exc:
+        assert "nothing to ingest" in str(exc) and "501 page(s)" in str(exc)
+    else:
+        raise AssertionError("a blank package was ingested")
+    assert not Game.objects.exists()

@@ -3,7 +3,8 @@
 Reuses a running server when CASEBOOK_LABELSTUDIO_URL and CASEBOOK_LABELSTUDIO_TOKEN are set
 (.ci/run starts one); otherwise runs scripts/labelstudio_server.sh, which installs label-studio in
 its own virtualenv the first time (~90 s) and starts it (~30 s the first time). Tests skip, with
-the reason, only when label-studio cannot be installed (e.g. no network to PyPI).
+the reason, only when label-studio cannot be installed (e.g. no network to PyPI) — and fail
+then under CI=true.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 from annotate.builder import build_game
 from casebook import interchange as ix
+from tests.conftest import missing
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 SCRIPT = PROJECT_DIR / "scripts" / "labelstudio_server.sh"
@@ -48,7 +50,7 @@ def labelstudio_server() -> tuple[str, str]:
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
         if not installed and not (venv / "bin" / "label-studio").exists():
-            pytest.skip(f"label-studio could not be installed in {venv} (no network to PyPI?):\n{tail}")
+            missing(f"label-studio could not be installed in {venv} (no network to PyPI?):\n{tail}")
         pytest.fail(f"scripts/labelstudio_server.sh could not start Label Studio:\n{tail}")
     values = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
     started_here = "reusing" not in proc.stderr

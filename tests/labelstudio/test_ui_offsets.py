@@ -16,6 +16,7 @@ from labelstudio.client import LabelStudioClient
 from labelstudio.models import LabelStudioLink, LabelStudioTask
 from labelstudio.pull import pull_game
 from labelstudio.push import push_game
+from tests.conftest import missing
 
 from .conftest import ZH_SCRIPT
 
@@ -49,7 +50,7 @@ FIND = """([quote]) => {
 
 def test_spans_selected_in_the_label_studio_editor_come_back_at_the_right_code_points(game, labelstudio_server):
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
+        missing(f"{CHROMIUM} not installed (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
     url, token = labelstudio_server
@@ -69,7 +70,7 @@ def test_spans_selected_in_the_label_studio_editor_come_back_at_the_right_code_p
         page.wait_for_load_state("networkidle")
         if "/user/login" in page.url:
             browser.close()
-            pytest.skip(f"cannot log in to the Label Studio UI as {LS_USER} (set CASEBOOK_LABELSTUDIO_USER/_PASSWORD)")
+            missing(f"cannot log in to the Label Studio UI as {LS_USER} (set CASEBOOK_LABELSTUDIO_USER/_PASSWORD)")
         page.goto(f"{url}/projects/{link.project_id}/data?task={task_id}")
         # the span buttons come from the task data, in the game's language (地点 = place, 人物 = person)
         page.get_by_text("地点", exact=True).first.wait_for(timeout=30_000)

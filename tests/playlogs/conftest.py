@@ -11,6 +11,7 @@ from casebook.openai_test_server import OpenAITestServer
 from playlogs.importer import import_session
 from playlogs.models import Session
 from playlogs.readers import read_log
+from tests.conftest import missing
 
 LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "playlogs"
 ANCHORS = Path(os.environ.get("CASEBOOK_ANCHORS", Path(__file__).resolve().parents[3] / "shared" / "anchors")).resolve()
@@ -60,11 +61,8 @@ def no_llm(settings):
 
 @pytest.fixture(scope="session")
 def whodunitbench_anchor() -> Path:
-    """The real WhodunitBench folders; missing is a failure under CI=true, a skip elsewhere."""
+    """The real WhodunitBench folders; missing is a failure under CI=true, a skip elsewhere (tests.conftest.missing)."""
     path = ANCHORS / "whodunitbench" / "Dataset"
     if not (path / "DI7MI_2").is_dir():
-        message = f"real WhodunitBench agent logs not found at {path} (set CASEBOOK_ANCHORS)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        missing(f"real WhodunitBench agent logs not found at {path} (set CASEBOOK_ANCHORS)")
     return path

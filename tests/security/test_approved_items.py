@@ -41,10 +41,12 @@ def test_reviewer_reviews_generated_options_but_not_the_correct_one_here(client,
     generated = approved.options.get(origin="llm")
     correct = approved.options.get(is_correct=True)
     ok = client.post(reverse("generation:review_option", args=[victim.slug, generated.pk]),
-                     {"action": "edit", "text": "新的干扰项"}, HTTP_ACCEPT="application/json")
+                     {"action": "edit", "text": "新的干扰项", "version": generated.version},
+                     HTTP_ACCEPT="application/json")
     assert ok.status_code == 200 and ok.json()["text"] == "新的干扰项"
     refused = client.post(reverse("generation:review_option", args=[victim.slug, correct.pk]),
-                          {"action": "edit", "text": "改正确答案"}, HTTP_ACCEPT="application/json")
+                          {"action": "edit", "text": "改正确答案", "version": correct.version},
+                          HTTP_ACCEPT="application/json")
     assert refused.status_code == 400 and "only generated options" in refused.json()["error"]
     correct.refresh_from_db()
     assert correct.text != "改正确答案"

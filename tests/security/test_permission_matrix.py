@@ -64,7 +64,7 @@ WRITES = {
     "annotate:targets": ({"objective": "7"}, "manager"),
     "annotate:characters": ({"action": "add_kill", "killer": "{c0}", "victim": "{c1}"}, "reviewer"),
     "annotate:key_statements": ({"action": "delete", "id": "{ks}"}, "reviewer"),
-    "annotate:character_script": ({"script": "改写"}, "reviewer"),
+    "annotate:character_script": ({"script": "改写", "loaded_version": "{cv}"}, "reviewer"),
     "review:transition": ({"action": "approve", "version": "{qv}"}, "reviewer"),
     "review:assignments": ({"assignee": "annotator", "kind": "questions", "target": "3"}, "manager"),
 }
@@ -154,7 +154,7 @@ def clients(people) -> dict[str, Client]:
 def fill(payload: dict, game: Game) -> dict:
     chars = list(game.characters.all())
     values = {"c0": chars[0].pk, "c1": chars[1].pk, "ks": getattr(game.key_statements.first(), "pk", 0),
-              "qv": game.questions.first().version}
+              "qv": game.questions.first().version, "cv": chars[0].version}
     return {k: v.format(**values) for k, v in payload.items()}
 
 

@@ -151,6 +151,7 @@ def test_stale_tab_gets_a_conflict_and_keeps_its_text(anna_client, game, annotat
     html = stale.content.decode()
     assert stale.status_code == 200 and "Someone saved this question" in html
     assert "第二个标签页的版本？" in html and "第一个标签页的版本？" in html  # both versions shown
+    assert '<tr class="differs" data-field="stem">' in html and '<tr class="" data-field="options">' in html
     q.refresh_from_db()
     assert q.stem == "第一个标签页的版本？"
     assert 'name="version" value="2"' in html  # saving again overwrites knowingly
@@ -210,7 +211,7 @@ def test_relationship_and_chain_views(anna_client, game):
     assert "1-step" in html and "<svg" in html
     chain.refresh_from_db()
     version = chain.version  # bumped by every node change
-    anna_client.post(curl, {"action": "chain", "title": "动机链", "goal": "motive", "status": "approved"})
+    anna_client.post(curl, {"action": "chain", "title": "动机链", "goal": "motive", "status": "approved", "version": version})
     chain.refresh_from_db()
     assert (chain.title, chain.status, chain.version) == ("动机链", "draft", version + 1)  # state: review only
     assert AuditEntry.objects.filter(item_type="reasoningchain", action="update").exists()
@@ -270,7 +271,7 @@ def test_characters_kills_members_key_statements_and_search_highlight(client, ga
     form = {"action": "characters", "form-TOTAL_FORMS": len(chars) + 1, "form-INITIAL_FORMS": len(chars)}
     for i, c in enumerate(chars):
         form.update({f"form-{i}-id": c.pk, f"form-{i}-name": c.name, f"form-{i}-playable": "on",
-                     f"form-{i}-aliases_text": "", f"form-{i}-goals_text": ""})
+                     f"form-{i}-aliases_text": "", f"form-{i}-goals_text": "", f"form-{i}-loaded_version": c.version})
     form.update({"form-0-aliases_text": "老林，林伯", "form-0-key_role": "on", "form-0-goals_text": "找到钥匙\n隐瞒身份",
                  f"form-{len(chars)}-name": "小麦", f"form-{len(chars)}-aliases_text": ""})
     assert client.post(url, form).status_code == 302

@@ -14,7 +14,9 @@ class Command(BaseCommand):
     help = (
         "Export games in a published layout (wellplay: G3 with json/ and final_result/; whodunitbench: "
         "Dataset/<game>/env_p_all.json + img/) or as generic JSONL/CSV. Data is validated first; invalid data "
-        "is refused with the list of problems unless --force. Only approved items unless --include-drafts."
+        "is refused with the list of problems unless --force. Only approved items unless --include-drafts. "
+        "All games are read as one consistent snapshot; --out (new, empty or an earlier export) is replaced as a "
+        "whole once the export is complete, so it holds exactly this export."
     )
 
     def add_arguments(self, parser) -> None:

@@ -1,4 +1,4 @@
-"""python manage.py import_dataset --format wellplay|whodunitbench PATH [--replace]"""
+"""python manage.py import_dataset --format wellplay|whodunitbench PATH [--replace] [--allow-errors]"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,7 +13,8 @@ class Command(BaseCommand):
     help = (
         "Import a published dataset (WellPlay: a folder with chinese/ and/or english/ in layout G1, G2 or G3, "
         "or one game folder; WhodunitBench: a Dataset/ folder or one game folder). Prints a per-file report of "
-        "every irregularity and what was done about it; the report is also stored with each game."
+        "every irregularity and what was done about it; the report is also stored with each game. A game whose "
+        "reading met an error (a skipped file …) is not stored and the command fails, unless --allow-errors."
     )
 
     def add_arguments(self, parser) -> None:
@@ -27,7 +28,10 @@ class Command(BaseCommand):
                  "survive; members, jobs and the link to the other language are kept; a warning counts the "
                  "edited items it overwrote",
         )
-        parser.add_argument("--quiet-report", action="store_true", help="print only the summary, not each problem")
+        parser.add_argument("--allow-errors", action="store_true",
+                            help="store games even when parts of them could not be read (partial imports)")
+        parser.add_argument("--quiet-report", action="store_true",
+                            help="print only the summary and the errors, not each warning or note")
 
     def handle(self, *args, **opts) -> None:
         path: Path = opts["path"]
@@ -35,7 +39,7 @@ class Command(BaseCommand):
             raise CommandError(f"{path} does not exist")
         try:
             summary = import_dataset(
-                opts["format"], path, replace=opts["replace"],
+                opts["format"], path, replace=opts["replace"], allow_errors=opts["allow_errors"],
                 progress=lambda it: tqdm(list(it), desc="importing", unit="game", disable=opts["verbosity"] == 0),
             )
         except ImportTooLarge as exc:
@@ -49,15 +53,23 @@ class Command(BaseCommand):
             )
             out.write(style(f"{game.status:9} {game.slug} [{game.language}] — {game.questions} questions, "
                             f"{len(game.problems)} report line(s)"))
-            if not opts["quiet_report"]:
-                for problem in game.problems:
+            for problem in game.problems:
+                if not opts["quiet_report"] or problem.severity == "error":
                     out.write(f"    {problem}")
         done = [g for g in summary.games if g.status in {"created", "replaced", "unchanged"}]
         out.write(f"{len(done)} of {len(summary.games)} game(s) imported from {path}.")
         if summary.failed:
-            raise CommandError(
-                "not imported: " + ", ".join(f"{g.slug} ({g.status})" for g in summary.failed)
-                + ("; use --replace to overwrite existing games" if any(g.status == "exists" for g in summary.failed) else "")
-            )
+            hints = []
+            if any(g.status == "exists" for g in summary.failed):
+                hints.append("use --replace to overwrite existing games")
+            if any(g.status == "refused" for g in summary.failed):
+                hints.append("fix the errors listed above, or use --allow-errors to store what could be read")
+            raise CommandError("not imported: " + ", ".join(f"{g.slug} ({g.status})" for g in summary.failed)
+                               + "".join(f"; {h}" for h in hints))
         if not summary.games:
             raise CommandError(f"no game found under {path} for format {opts['format']}")
+        if summary.errors and not opts["allow_errors"]:
+            raise CommandError(f"{len(summary.errors)} error(s) while reading {path} (listed above)")
+        if summary.errors:
+            out.write(self.style.WARNING(f"{len(summary.errors)} error(s) listed above; the games were stored "
+                                         "with what could be read (--allow-errors)"))

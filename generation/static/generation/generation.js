@@ -49,7 +49,7 @@
     try { return await post(row, action, text); } finally { busy = false; }
   };
   const post = async (row, action, text) => {
-    const body = new URLSearchParams({ action });
+    const body = new URLSearchParams({ action, version: row.dataset.version });
     if (text !== undefined) body.set("text", text);
     const response = await fetch(row.dataset.url, {
       method: "POST", body, headers: { "X-CSRFToken": csrf(), Accept: "application/json" },
@@ -57,6 +57,9 @@
     const data = await response.json();
     if (!data.ok) { error.textContent = data.error; error.hidden = false; return false; }
     error.hidden = true;
+    row.dataset.version = data.option_version;
+    const hidden = $("input[name=version]", row);
+    if (hidden) hidden.value = data.option_version;
     row.className = row.className.replace(/rv-(pending|accepted|edited|rejected)/, `rv-${data.review}`);
     $("[data-review]", row).textContent = data.review;
     $("[data-text]", row).textContent = data.text;
