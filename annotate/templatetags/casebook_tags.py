@@ -42,16 +42,3 @@ def question_rows(items: list[dict], slug: str) -> SafeString:
             f'<td><span class="status s-{escape(q.status)}">{escape(q.status)}</span>{edited}</td></tr>'
         )
     return mark_safe("".join(out))
-
-
-@register.simple_tag
-def doc_runs(runs: list[tuple[str, list[int]]]) -> SafeString:
-    """The reader's text: plain runs escaped, span-covered runs in <mark> (0 = search highlight)."""
-    out = []
-    for text, ids in runs:
-        if not ids:
-            out.append(escape(text, quote=False))
-        else:
-            cls = "hl" if 0 in ids else "span"
-            out.append(f'<mark class="{cls}" data-spans="{" ".join(map(str, ids))}">{escape(text, quote=False)}</mark>')
-    return mark_safe("".join(out))

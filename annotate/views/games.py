@@ -15,6 +15,8 @@ from annotate.models import Character, Clue, Membership, Question, ReasoningChai
 from annotate.services import access, audit
 from annotate.services.progress import parse_targets, progress_for
 from annotate.services.questions import KIND_LABELS
+from annotate.services.spans import SpanError, parse_span_labels, set_span_labels
+from annotate.services.spans import span_labels as game_span_labels
 from casebook.interchange import ClueKind
 
 
@@ -60,6 +62,7 @@ def workspace(request: HttpRequest, slug: str) -> HttpResponse:
         "progress": progress_for([game])[game.pk], "counts": counts, "status_counts": status_counts,
         "members": members_list, "kind_labels": KIND_LABELS.items(), "targets": game.targets or {},
         "roles": Membership.Role.choices, "tab": "workspace",
+        "span_labels_text": "\n".join(f"{k} = {zh} / {en}" for k, (zh, en) in game_span_labels(game).items()),
     })
 
 
@@ -106,4 +109,19 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
             else:
                 audit.record(game, request.user, game, "member", None, {"user": username, "role": role})
                 messages.success(request, f"{username} is now {role}.")
+    return redirect("annotate:workspace", slug=slug)
+
+
+@login_required
+@require_POST
+def span_labels(request: HttpRequest, slug: str) -> HttpResponse:
+    """Set the game's evidence span labels (managers only), one ``value = 中文 / English`` a line."""
+    game, _ = access.game_for(request.user, slug, min_role=Membership.Role.MANAGER)
+    try:
+        labels = parse_span_labels(request.POST.get("labels", ""))
+    except SpanError as exc:
+        messages.error(request, str(exc))
+        return redirect("annotate:workspace", slug=slug)
+    set_span_labels(game, labels, user=request.user)
+    messages.success(request, f"Span labels saved ({len(labels)}).")
     return redirect("annotate:workspace", slug=slug)
