@@ -1,0 +1,125 @@
+"""Evidence spans in real headless Chromium: create with a label, the same selection twice, an
+overlap drawn stacked, hover/click details, boundaries moved by keys and by dragging a handle,
+delete of a cited span (asked first) and undo."""
+from __future__ import annotations
+
+import pytest
+
+from annotate.models import Character, EvidenceSpan, Membership
+
+from .conftest import make_game
+from .test_browser import SELECT_JS, login
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# The viewport point of a UTF-16 offset inside the first reader <pre> (for dragging a handle there).
+POINT_JS = """(offset) => {
+  const doc = document.querySelector('.doc');
+  const walker = document.createTreeWalker(doc, NodeFilter.SHOW_TEXT);
+  let node, seen = 0;
+  while ((node = walker.nextNode())) {
+    if (seen + node.data.length >= offset) {
+      const r = document.createRange(); r.setStart(node, offset - seen); r.setEnd(node, offset - seen + 1);
+      const box = r.getBoundingClientRect(); return [box.left + 1, box.top + box.height / 2];
+    }
+    seen += node.data.length;
+  }
+  return null;
+}"""
+
+
+def _select_and_press_e(page, needle: str) -> None:
+    assert page.evaluate(SELECT_JS, [needle, 0])
+    page.wait_for_selector("#selbar:not([hidden])")
+    page.keyboard.press("e")
+
+
+def _wait_for(predicate, page, what: str) -> None:
+    for _ in range(50):
+        if predicate():
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_span_create_label_overlap_adjust_delete_and_undo(page, live_server, django_user_model, tmp_path):
+    game = make_game("spans")
+    user = django_user_model.objects.create_user("ann", password="correct horse battery")
+    Membership.objects.create(user=user, game=game, role="annotator")
+    lin = Character.objects.get(game=game, name="林管家")
+    login(page, live_server, user)
+    page.goto(f"{live_server.url}/g/{game.slug}/read/?left=c{lin.pk}")
+
+    # create with a label: highlighted at once, in the label's colour, listed once
+    page.select_option("#span-label", "method")
+    _select_and_press_e(page, "管家拿着一把钥匙")
+    page.wait_for_selector("#span-list li.new")
+    first = EvidenceSpan.objects.get(game=game)
+    assert (first.quote, first.label) == ("管家拿着一把钥匙", "method")
+    assert page.locator("mark.span[data-label=method]").inner_text() == "管家拿着一把钥匙"
+
+    # the same selection again: still one span, listed once
+    _select_and_press_e(page, "管家拿着一把钥匙")
+    page.wait_for_timeout(300)
+    assert EvidenceSpan.objects.filter(game=game).count() == 1 and page.locator("#span-list li").count() == 1
+
+    # an overlapping span: the shared part is drawn one level deeper, each span's ends have a border
+    page.select_option("#span-label", "place")
+    _select_and_press_e(page, "钥匙走进书房")
+    page.wait_for_function("document.querySelectorAll('#span-list li').length === 2")
+    second = EvidenceSpan.objects.get(game=game, quote="钥匙走进书房")
+    assert second.label == "place"
+    stacked = page.locator("mark.span.d2")
+    assert stacked.inner_text() == "钥匙"
+    assert sorted(map(int, stacked.get_attribute("data-spans").split())) == sorted([first.pk, second.pk])
+    assert page.locator("mark.span.bs").count() == 2 and page.locator("mark.span.be").count() == 2
+    title = stacked.get_attribute("title")
+    assert "手法 · method" in title and "地点 · place" in title and "not cited yet" in title
+    page.screenshot(path=str(tmp_path / "overlap.png"))
+
+    # click the first span's own part: the detail shows its label and what cites it
+    question = game.questions.first()
+    question.evidence.add(first)
+    page.reload()
+    page.locator("mark.span", has_text="管家拿着一把").first.click()
+    page.wait_for_selector("#span-detail:not([hidden])")
+    assert page.input_value("#detail-label") == "method"
+    assert question.stem[:10] in page.inner_text("#detail-cited")
+
+    # keyboard: → moves the end one character, Shift+← moves the start one character
+    page.keyboard.press("ArrowRight")
+    _wait_for(lambda: EvidenceSpan.objects.get(pk=first.pk).quote == "管家拿着一把钥匙走", page, "the end to move")
+    page.keyboard.press("Shift+ArrowLeft")
+    _wait_for(lambda: EvidenceSpan.objects.get(pk=first.pk).quote == "见管家拿着一把钥匙走", page, "the start to move")
+    page.wait_for_selector("#span-detail .quote:has-text('见管家拿着一把钥匙走')")
+
+    # drag the end handle onto the start of “书房”: the span ends right before it
+    handle = page.locator(".handle.end").bounding_box()
+    script_u16 = len(lin.script.encode("utf-16-le")) // 2
+    target_offset = lin.script.index("书房") + 1  # one “𠮷” before: code points + 1 = browser units
+    assert target_offset < script_u16
+    x, y = page.evaluate(POINT_JS, target_offset)
+    page.mouse.move(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(x, y, steps=8)
+    page.mouse.up()
+    _wait_for(lambda: EvidenceSpan.objects.get(pk=first.pk).quote == "见管家拿着一把钥匙走进", page, "the drag to land")
+
+    # change the label from the detail panel
+    page.select_option("#detail-label", "clue")
+    _wait_for(lambda: EvidenceSpan.objects.get(pk=first.pk).label == "clue", page, "the label change")
+
+    # delete: the question cites it, so the browser asks first and names it
+    asked = []
+    page.once("dialog", lambda d: (asked.append(d.message), d.accept()))
+    page.keyboard.press("Delete")
+    page.wait_for_selector("#undo-bar:not([hidden])")
+    assert "question" in asked[0] and "cited by 1" in asked[0]
+    assert not EvidenceSpan.objects.filter(pk=first.pk).exists() and page.locator("#span-list li").count() == 1
+
+    # undo (Ctrl+Z): back with its label, its boundaries and its citation
+    page.keyboard.press("Control+z")
+    page.wait_for_function("document.querySelectorAll('#span-list li').length === 2")
+    restored = EvidenceSpan.objects.get(game=game, quote="见管家拿着一把钥匙走进")
+    assert restored.label == "clue" and list(question.evidence.all()) == [restored]
+    assert page.locator("mark.span[data-label=clue]").count() >= 1
