@@ -12,6 +12,16 @@ from django.utils.safestring import SafeString, mark_safe
 register = template.Library()
 
 
+@register.filter
+def with_zh(labels: list[str] | str) -> str:
+    """Conan labels with their Chinese names: "lover of x（恋人）, friend of x（朋友）"."""
+    from annotate.services.relationships import zh_name
+
+    if isinstance(labels, str):
+        labels = [labels]
+    return ", ".join(f"{label}（{zh}）" if (zh := zh_name(label)) else label for label in labels)
+
+
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 

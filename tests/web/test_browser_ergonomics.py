@@ -1,11 +1,11 @@
-"""Evidence spans in real headless Chromium: create with a label, the same selection twice, an
-overlap drawn stacked, hover/click details, boundaries moved by keys and by dragging a handle,
-delete of a cited span (asked first) and undo."""
+"""Annotator ergonomics in real headless Chromium. Spans: create with a label, the same selection
+twice, an overlap drawn stacked, hover/click details, boundaries moved by keys and by dragging a
+handle, delete of a cited span (asked first) and undo. Relation labels: exact match first, Chinese."""
 from __future__ import annotations
 
 import pytest
 
-from annotate.models import Character, EvidenceSpan, Membership
+from annotate.models import Character, EvidenceSpan, Membership, Relationship
 
 from .conftest import make_game
 from .test_browser import SELECT_JS, login
@@ -123,3 +123,26 @@ def test_span_create_label_overlap_adjust_delete_and_undo(page, live_server, dja
     restored = EvidenceSpan.objects.get(game=game, quote="见管家拿着一把钥匙走进")
     assert restored.label == "clue" and list(question.evidence.all()) == [restored]
     assert page.locator("mark.span[data-label=clue]").count() >= 1
+
+
+def test_relation_label_search_takes_the_exact_label_and_finds_chinese(page, live_server, django_user_model):
+    game = make_game("labels")
+    user = django_user_model.objects.create_user("ann", password="correct horse battery")
+    Membership.objects.create(user=user, game=game, role="annotator")
+    lin, other = list(game.characters.all())[:2]
+    login(page, live_server, user)
+    page.goto(f"{live_server.url}/g/{game.slug}/relationships/")
+    page.select_option("#rel-source", str(lin.pk))
+    page.select_option("#rel-target", str(other.pk))
+    page.type("#label-search", "lover", delay=0)
+    page.press("#label-search", "Enter")  # at once: no waiting for the list
+    page.wait_for_selector("#chosen-labels li")
+    assert page.inner_text("#chosen-labels li").startswith("lover of x · 恋人")
+    page.fill("#label-search", "上司")
+    page.wait_for_selector("#label-results li.exact")
+    assert page.inner_text("#label-results li.cursor").startswith("superior of x 上司")
+    page.press("#label-search", "Enter")
+    page.click("#rel-save")
+    page.wait_for_selector("text=Relationship saved.")
+    assert Relationship.objects.get(game=game).labels == ["lover of x", "superior of x"]
+    assert "lover of x（恋人）, superior of x（上司）" in page.content()
