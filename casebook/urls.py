@@ -16,6 +16,7 @@ urlpatterns = [
     path("labelstudio/", include("labelstudio.urls")),
     path("", include("synthesis.urls")),
     path("", include("playlogs.urls")),
+    path("", include("exporters.urls")),
     path("", include("annotate.urls")),
     # Media (uploaded scans, clue images) are served by Django itself, since Casebook runs on a
     # closed network without a separate file server; only members of the file's game may read it.
