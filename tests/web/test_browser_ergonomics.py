@@ -1,6 +1,6 @@
 """Annotator ergonomics in real headless Chromium. Spans: create with a label, the same selection
 twice, an overlap drawn stacked, hover/click details, boundaries moved by keys and by dragging a
-handle, delete of a cited span (asked first) and undo. Relation labels: exact match first, Chinese."""
+handle, delete of a cited span (asked first) and undo. Relation labels: exact match first, Chinese. Export from the browser."""
 from __future__ import annotations
 
 import pytest
@@ -146,3 +146,32 @@ def test_relation_label_search_takes_the_exact_label_and_finds_chinese(page, liv
     page.wait_for_selector("text=Relationship saved.")
     assert Relationship.objects.get(game=game).labels == ["lover of x", "superior of x"]
     assert "lover of x（恋人）, superior of x（上司）" in page.content()
+
+
+def test_a_manager_exports_from_the_browser_and_downloads_the_zip(page, live_server, django_user_model, settings, tmp_path):
+    import zipfile
+
+    from exporters.generic.reader import read_jsonl
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    settings.DATA_DIR = tmp_path / "data"
+    game = make_game("exported")
+    game.questions.update(status="approved")
+    span = EvidenceSpan.objects.create(game=game, document="manual", start=0, end=2, quote=game.truth_text[:2], label="clue")
+    game.questions.first().evidence.add(span)
+    boss = django_user_model.objects.create_user("boss", password="correct horse battery")
+    Membership.objects.create(user=boss, game=game, role="manager")
+    login(page, live_server, boss)
+    page.goto(f"{live_server.url}/g/{game.slug}/")
+    page.click("nav.tabs >> text=Export")
+    page.select_option("#export-format", "jsonl")
+    page.click("#export-start")
+    page.wait_for_selector("#job-download:not([hidden])")
+    assert page.inner_text("#job-state") == "done"
+    with page.expect_download() as info:
+        page.click("#download-link")
+    with zipfile.ZipFile(info.value.path()) as archive:
+        archive.extractall(tmp_path / "out")
+    records = read_jsonl(tmp_path / "out" / "questions.jsonl")
+    assert len(records) == game.questions.count()
+    assert [e["label"] for r in records for e in r["evidence"]] == ["clue"]
