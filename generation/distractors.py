@@ -22,6 +22,7 @@ from django.db.models import F
 from annotate.models import Game, Option, Question
 from annotate.services import audit
 from annotate.services.questions import edited_provenance
+from annotate.services.questions import snapshot as question_snapshot
 from casebook.interchange import LETTERS, OptionOrigin, OptionReview, QuestionKind
 
 from .llm import LLMClient, LLMError
@@ -152,7 +153,7 @@ def store_options(question: Question, texts: list[str], *, origin: str, model_na
     """
     question = Question.objects.select_for_update().select_related("game").get(pk=question.pk)
     existing = list(question.options.order_by("position", "id"))
-    before = audit.snapshot(question, options=[o.text for o in existing])
+    before = question_snapshot(question)
     start = (max((o.position for o in existing), default=0)) + 1
     rows = [
         Option(question=question, position=start + i, text=text, is_correct=False, origin=origin,
@@ -161,8 +162,7 @@ def store_options(question: Question, texts: list[str], *, origin: str, model_na
     ]
     Option.objects.bulk_create(rows)
     refresh_answer(question, existing + rows)
-    audit.record(question.game, user, question, f"generate-{origin}", before,
-                 audit.snapshot(question, options=[o.text for o in existing + rows]))
+    audit.record(question.game, user, question, f"generate-{origin}", before, question_snapshot(question))
     return rows
 
 
