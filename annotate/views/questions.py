@@ -24,6 +24,7 @@ from annotate.services.questions import (
     SINGLE_ANSWER_KINDS,
     QuestionError,
     VersionConflict,
+    check_ready_for_review,
     delete_question,
     effective_weight,
     save_question,
@@ -131,6 +132,8 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
         try:
             data = question_input(request.POST)
             data.status = state["status"]
+            if request.POST.get("then") == "submit":
+                check_ready_for_review(data)
             with transaction.atomic():
                 saved = save_question(game, question, data, expected_version=state["version"], user=request.user)
                 if request.POST.get("then") == "submit":

@@ -175,3 +175,37 @@ def test_a_manager_exports_from_the_browser_and_downloads_the_zip(page, live_ser
     records = read_jsonl(tmp_path / "out" / "questions.jsonl")
     assert len(records) == game.questions.count()
     assert [e["label"] for r in records for e in r["evidence"]] == ["clue"]
+
+
+def test_a_draft_with_only_the_key_gets_its_wrong_options_from_inside_the_editor(page, live_server, django_user_model,
+                                                                                 settings):
+    from annotate.models import Question
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    settings.OPENAI_API_KEY = ""
+    game = make_game("distract", questions=0)
+    user = django_user_model.objects.create_user("ann", password="correct horse battery")
+    Membership.objects.create(user=user, game=game, role="annotator")
+    login(page, live_server, user)
+    page.goto(f"{live_server.url}/g/{game.slug}/questions/new/?kind=reasoning")
+    page.fill("#stem", "凶器是什么？")
+    page.fill("#sub_type", "how")  # tagged "how", but it asks for an object: no causes of death
+    page.fill("#options li:nth-child(1) input.grow", "一把匕首")
+    page.check("#options li:nth-child(1) input[type=checkbox]")
+    page.click("#save")
+    page.wait_for_selector("text=Saved question")
+    question = Question.objects.get(game=game)
+    assert question.status == "draft" and [o.text for o in question.options.all()] == ["一把匕首"]
+
+    page.click("#gen-box [data-gen=offline]")
+    page.wait_for_function("document.querySelectorAll('#options li').length === 4")
+    options = list(question.options.order_by("position"))
+    assert [o.origin for o in options[1:]] == ["heuristic"] * 3 and all(o.review == "pending" for o in options[1:])
+    assert not any(word in o.text for o in options[1:] for word in ("死", "刺", "毒药毒"))
+    assert [page.input_value(f"#options li:nth-child({i}) input.grow") for i in (2, 3, 4)] == [o.text for o in options[1:]]
+
+    # unsaved changes are never thrown away by a generation: it asks to save first
+    page.fill("#stem", "凶器到底是什么？")
+    page.click("#gen-box [data-gen=llm]")
+    page.wait_for_selector("#gen-status.error")
+    assert "Save your changes first" in page.inner_text("#gen-status") and page.input_value("#stem") == "凶器到底是什么？"
