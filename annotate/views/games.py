@@ -28,7 +28,27 @@ def game_list(request: HttpRequest) -> HttpResponse:
     if not request.user.is_superuser:
         roles = dict(Membership.objects.filter(user=request.user).values_list("game_id", "role"))
     rows = [{"game": g, "progress": progress[g.pk], "role": roles.get(g.pk, "manager")} for g in games]
-    return render(request, "annotate/game_list.html", {"rows": rows})
+    return render(request, "annotate/game_list.html", {"rows": rows, "sent_back": sent_back_to(request.user, games)})
+
+
+def sent_back_to(user, games: list) -> list[dict]:
+    """The user's rejected work with the reviewer's reason, so the home page says what to fix."""
+    from django.urls import reverse
+
+    ids = [g.pk for g in games]
+    items = []
+    for q in Question.objects.filter(game_id__in=ids, author=user, status="rejected").select_related("game")[:50]:
+        items.append({"kind": "question", "title": q.stem, "game": q.game, "reason": q.reject_reason,
+                      "url": reverse("annotate:question_edit", args=[q.game.slug, q.pk])})
+    for r in Relationship.objects.filter(game_id__in=ids, author=user, status="rejected").select_related(
+            "game", "source", "target")[:50]:
+        items.append({"kind": "relationship", "title": f"{r.source.name} → {r.target.name}: {', '.join(r.labels)}",
+                      "game": r.game, "reason": r.reject_reason,
+                      "url": reverse("annotate:relationship_edit", args=[r.game.slug, r.pk])})
+    for c in ReasoningChain.objects.filter(game_id__in=ids, author=user, status="rejected").select_related("game")[:50]:
+        items.append({"kind": "chain", "title": c.title or c.goal, "game": c.game, "reason": c.reject_reason,
+                      "url": reverse("annotate:chain_detail", args=[c.game.slug, c.pk])})
+    return items
 
 
 @login_required

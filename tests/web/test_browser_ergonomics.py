@@ -209,3 +209,33 @@ def test_a_draft_with_only_the_key_gets_its_wrong_options_from_inside_the_editor
     page.click("#gen-box [data-gen=llm]")
     page.wait_for_selector("#gen-status.error")
     assert "Save your changes first" in page.inner_text("#gen-status") and page.input_value("#stem") == "凶器到底是什么？"
+
+
+def test_layout_at_800_px_favicon_and_marked_correct_options(browser, live_server, django_user_model):
+    game = make_game("narrow")
+    lin = Character.objects.get(game=game, name="林管家")
+    boss = django_user_model.objects.create_user("boss", password="correct horse battery")
+    Membership.objects.create(user=boss, game=game, role="manager")
+    context = browser.new_context(viewport={"width": 800, "height": 900}, locale="zh-CN")
+    page = context.new_page()
+    try:
+        login(page, live_server, boss)
+        page.goto(f"{live_server.url}/g/{game.slug}/read/?left=c{lin.pk}&right=manual")
+        # every tab is on screen (they wrap), none hidden behind a sideways scroll
+        assert page.evaluate("(() => { const t = document.querySelector('nav.tabs'); return t.scrollWidth <= t.clientWidth; })()")
+        for name in ("Generate", "Review", "Export", "Label Studio"):
+            box = page.locator("nav.tabs a", has_text=name).bounding_box()
+            assert box and box["x"] + box["width"] <= 800, name
+        assert page.locator("header.topbar").bounding_box()["height"] < 60  # one line
+        widths = [page.locator(".pane").nth(i).bounding_box()["width"] for i in range(2)]
+        assert min(widths) > 600  # panes stack at this width instead of three ~200 px columns
+        # /favicon.ico answers (a redirect to the static icon), no 404 on every page
+        icon = page.request.get(f"{live_server.url}/favicon.ico")
+        assert icon.status == 200 and icon.headers["content-type"] in ("image/x-icon", "image/vnd.microsoft.icon")
+        # correct options stand out in Chinese text too (weight, underline, a tick)
+        page.goto(f"{live_server.url}/g/{game.slug}/questions/")
+        style = page.evaluate("""(() => { const li = document.querySelector('.opts li.correct'); const s = getComputedStyle(li);
+            return [s.fontWeight, s.textDecorationLine, getComputedStyle(li, '::after').content]; })()""")
+        assert style == ["700", "underline", '" ✓"']
+    finally:
+        context.close()

@@ -66,3 +66,18 @@ def test_the_rejection_reason_is_shown_in_the_editor(anna_client, game, annotato
     Question.objects.filter(pk=question.pk).update(status="rejected", reject_reason="选项b和c意思重复", author=annotator)
     page = anna_client.get(reverse("annotate:question_edit", args=[game.slug, question.pk])).content.decode()
     assert "Rejected by the reviewer:" in page and "选项b和c意思重复" in page
+
+
+def test_home_page_lists_work_sent_back_with_the_reason(anna_client, game, annotator):
+    question = game.questions.first()
+    Question.objects.filter(pk=question.pk).update(status="rejected", reject_reason="答案不唯一", author=annotator)
+    page = anna_client.get(reverse("annotate:game_list")).content.decode()
+    assert "Sent back to you" in page and "答案不唯一" in page
+    assert reverse("annotate:question_edit", args=[game.slug, question.pk]) in page
+
+
+def test_progress_without_a_target_says_so_and_forms_have_labels(anna_client, game):
+    page = anna_client.get(reverse("annotate:workspace", args=[game.slug])).content.decode()
+    assert "no target" in page and "Bars fill towards the targets a manager sets" in page
+    chains = anna_client.get(reverse("annotate:chain_list", args=[game.slug])).content.decode()
+    assert "What the chain proves" in chains and '<label for="id_title">Title' in chains
