@@ -211,7 +211,7 @@ def test_a_draft_with_only_the_key_gets_its_wrong_options_from_inside_the_editor
     assert "Save your changes first" in page.inner_text("#gen-status") and page.input_value("#stem") == "凶器到底是什么？"
 
 
-def test_layout_at_800_px_favicon_and_marked_correct_options(browser, live_server, django_user_model):
+def test_layout_at_800_px_favicon_and_marked_correct_options(browser, live_server, django_user_model, tmp_path):
     game = make_game("narrow")
     lin = Character.objects.get(game=game, name="林管家")
     boss = django_user_model.objects.create_user("boss", password="correct horse battery")
@@ -228,7 +228,9 @@ def test_layout_at_800_px_favicon_and_marked_correct_options(browser, live_serve
             assert box and box["x"] + box["width"] <= 800, name
         assert page.locator("header.topbar").bounding_box()["height"] < 60  # one line
         widths = [page.locator(".pane").nth(i).bounding_box()["width"] for i in range(2)]
-        assert min(widths) > 600  # panes stack at this width instead of three ~200 px columns
+        assert min(widths) > 480  # panes stack beside the span panel instead of three ~200 px columns
+        assert page.locator("aside.spans").bounding_box()["y"] < 300  # the span panel stays beside the text
+        page.screenshot(path=str(tmp_path / "reader-800.png"))
         # /favicon.ico answers (a redirect to the static icon), no 404 on every page
         icon = page.request.get(f"{live_server.url}/favicon.ico")
         assert icon.status == 200 and icon.headers["content-type"] in ("image/x-icon", "image/vnd.microsoft.icon")
