@@ -105,7 +105,18 @@ def run_export_job(job_id: int) -> dict:
               "problems": _problem_dicts(summary.problems)}
     _update(job_id, state=Job.State.DONE, done=3, result=result,
             message=f"Done: {len(summary.files)} file(s), {summary.questions} question(s).")
+    _prune_exports(game)
     return result
+
+
+KEEP_EXPORTS = 10
+
+
+def _prune_exports(game: Game) -> None:
+    """Keep the ZIPs of the game's newest exports only, so the data dir does not grow without end."""
+    old = Job.objects.filter(kind=EXPORT_KIND, game=game).order_by("-created_at", "-pk")[KEEP_EXPORTS:]
+    for job in old:
+        shutil.rmtree(job_dir(job), ignore_errors=True)
 
 
 def export_zip(job: Job) -> Path | None:

@@ -136,3 +136,14 @@ def test_import_refuses_what_is_not_a_safe_zip(client, django_user_model, immedi
     assert "unsafe path" in page.content.decode()
     assert not (Path(immediate.DATA_DIR) / "exports" / "escape.json").exists()
     assert m.Job.objects.get(kind="import").state == "failed"
+
+
+def test_only_the_newest_exports_keep_their_zip(client, django_user_model, immediate):
+    from exporters import jobs
+
+    game = build_game(make_game()).game
+    client.force_login(_member(django_user_model, game, "boss", "manager"))
+    for _ in range(jobs.KEEP_EXPORTS + 2):
+        client.post(reverse("exporters:export", args=[game.slug]), {"format": "csv"})
+    kept = [jobs.export_zip(job) is not None for job in m.Job.objects.filter(kind="export").order_by("-created_at", "-pk")]
+    assert kept == [True] * jobs.KEEP_EXPORTS + [False, False]
