@@ -1,6 +1,6 @@
 """Annotator ergonomics in real headless Chromium. Spans: create with a label, the same selection
 twice, an overlap drawn stacked, hover/click details, boundaries moved by keys and by dragging a
-handle, delete of a cited span (asked first) and undo. Relation labels: exact match first, Chinese. Export from the browser."""
+handle, delete of a cited span (asked first) and undo. Relation labels: exact match first, Chinese. Export and import from the browser; layout at 800 px."""
 from __future__ import annotations
 
 import pytest
@@ -241,3 +241,35 @@ def test_layout_at_800_px_favicon_and_marked_correct_options(browser, live_serve
         assert style == ["700", "underline", '" ✓"']
     finally:
         context.close()
+
+
+def test_a_manager_imports_a_zipped_wellplay_game_from_the_browser(page, live_server, django_user_model, settings,
+                                                                   tmp_path, wellplay_anchor):
+    import zipfile
+
+    from annotate.models import Game
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    settings.DATA_DIR = tmp_path / "data"
+    folder = next((wellplay_anchor / "chinese").iterdir())
+    archive = tmp_path / "game.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                out.write(path, f"{folder.name}/{path.relative_to(folder).as_posix()}")
+    existing = make_game("mine")
+    boss = django_user_model.objects.create_user("boss", password="correct horse battery")
+    Membership.objects.create(user=boss, game=existing, role="manager")
+    login(page, live_server, boss)
+    page.click("header >> text=Import")
+    page.select_option("#import-format", "wellplay")
+    page.set_input_files("#import-archive", str(archive))
+    page.click("#import-form button[type=submit]")
+    page.wait_for_selector("#job-games:not([hidden])")
+    assert page.inner_text("#job-state") == "done" and "created" in page.inner_text("#games-list")
+    game = Game.objects.get(source_id=folder.name)
+    page.click("#games-list a")
+    page.wait_for_selector("h2:has-text('Progress')")
+    from urllib.parse import unquote
+    assert unquote(page.url).endswith(f"/g/{game.slug}/")  # a Chinese slug, percent-encoded in the URL
+    assert Membership.objects.get(user=boss, game=game).role == "manager"
