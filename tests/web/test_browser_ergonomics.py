@@ -35,7 +35,7 @@ def _select_and_press_e(page, needle: str) -> None:
 
 
 def _wait_for(predicate, page, what: str) -> None:
-    for _ in range(50):
+    for _ in range(150):  # 15 s: the machine may be busy
         if predicate():
             return
         page.wait_for_timeout(100)
