@@ -152,20 +152,30 @@
     window.getSelection().removeAllRanges();
     choose(store(res.data, true));
   }
-  async function update(span, changes) {
-    const res = await post(urlFor("span", span.id), Object.assign({ pane: span.pane, unit: "utf16" }, changes));
-    if (!res.ok) { showError(res.data.error); redraw(); return false; }
-    store(res.data); redraw(); return true;
+  // Edits run one after another, each from the answer to the previous one, so quick key presses
+  // never send a move computed from boundaries the server has already changed.
+  let queue = Promise.resolve();
+  function update(span, changes) {
+    queue = queue.then(async () => {
+      const body = typeof changes === "function" ? changes() : changes;
+      if (!body) return;
+      const res = await post(urlFor("span", span.id), Object.assign({ pane: span.pane, unit: "utf16" }, body));
+      if (!res.ok) { showError(res.data.error); redraw(); return; }
+      store(res.data); redraw();
+    });
+    return queue;
   }
   function nudge(edge, step) {
     if (!chosen) return;
-    const text = texts[chosen.pane];
-    let start = chosen.start, end = chosen.end;
+    const span = chosen, text = texts[span.pane];
     const width = (at) => { const c = text.codePointAt(at); return c > 0xffff ? 2 : 1; };  // never split a surrogate pair
-    if (edge === "start") start = step > 0 ? start + width(start) : start - (start >= 2 && text.codePointAt(start - 2) > 0xffff ? 2 : 1);
-    else end = step > 0 ? end + width(end) : end - (end >= 2 && text.codePointAt(end - 2) > 0xffff ? 2 : 1);
-    if (start < 0 || end > text.length || start >= end) return;
-    update(chosen, { start, end });
+    const back = (at) => (at >= 2 && text.codePointAt(at - 2) > 0xffff ? 2 : 1);
+    update(span, () => {
+      let start = span.start, end = span.end;
+      if (edge === "start") start = step > 0 ? start + width(start) : start - back(start);
+      else end = step > 0 ? end + width(end) : end - back(end);
+      return start < 0 || end > text.length || start >= end ? null : { start, end };
+    });
   }
   async function remove(span, confirmed) {
     const res = await post(urlFor("delete", span.id), { confirm: !!confirmed });

@@ -86,8 +86,11 @@ def test_span_create_label_overlap_adjust_delete_and_undo(page, live_server, dja
     assert page.input_value("#detail-label") == "method"
     assert question.stem[:10] in page.inner_text("#detail-cited")
 
-    # keyboard: → moves the end one character, Shift+← moves the start one character
+    # keyboard: → moves the end one character, Shift+← moves the start one character; quick presses
+    # queue up (each move starts from the server's answer to the previous one)
     page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowLeft")
     _wait_for(lambda: EvidenceSpan.objects.get(pk=first.pk).quote == "管家拿着一把钥匙走", page, "the end to move")
     page.keyboard.press("Shift+ArrowLeft")
     _wait_for(lambda: EvidenceSpan.objects.get(pk=first.pk).quote == "见管家拿着一把钥匙走", page, "the start to move")
