@@ -178,11 +178,15 @@ def create_span(
     return span
 
 
+class SpanNotFound(SpanError):
+    """No such span (or deletion to undo) in this game; ids of other games are treated alike."""
+
+
 def get_span(game: Game, span_id) -> EvidenceSpan:
     """The span of this game (ids of other games are refused like unknown ones)."""
     span = EvidenceSpan.objects.select_related("character", "clue").filter(game=game, pk=span_id).first()
     if span is None:
-        raise SpanError("This span no longer exists; reload the page.")
+        raise SpanNotFound("This span no longer exists; reload the page.")
     return span
 
 
@@ -291,7 +295,7 @@ def undo_delete(game: Game, entry_id, *, user=None) -> EvidenceSpan:
         entry = AuditEntry.objects.select_for_update().filter(
             game=game, pk=entry_id, item_type="evidencespan", action="delete").first()
         if entry is None or not entry.before:
-            raise SpanError("There is nothing to undo.")
+            raise SpanNotFound("There is nothing to undo.")
         if (entry.after or {}).get("undone"):
             raise SpanError("This deletion was already undone.")
         data = entry.before

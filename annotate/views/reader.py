@@ -17,7 +17,7 @@ from annotate.models import Character, Clue, EvidenceSpan, Game
 from annotate.services import access
 from annotate.services import spans as span_service
 from annotate.services.clues import ClueError, add_clue
-from annotate.services.spans import SpanCited, SpanError, codepoint_to_utf16
+from annotate.services.spans import SpanCited, SpanError, SpanNotFound, codepoint_to_utf16
 from casebook.interchange import ClueKind, SpanDocument
 
 
@@ -165,7 +165,7 @@ def span_create(request: HttpRequest, slug: str) -> JsonResponse:
             unit=str(data.get("unit", "utf16")), label=str(data.get("label") or ""), user=request.user,
         )
     except SpanError as exc:
-        return JsonResponse({"error": str(exc)}, status=400)
+        return JsonResponse({"error": str(exc)}, status=404 if isinstance(exc, SpanNotFound) else 400)
     return _span_response(game, span, _pane_index(data))
 
 
@@ -175,6 +175,7 @@ def span_edit(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
     """Move a span's boundaries (browser offsets) and/or change its label."""
     game, role = access.game_for(request.user, slug)
     try:
+        span_service.get_span(game, pk)  # an unknown id (or another game's) is a 404 whatever the body
         data = _json_body(request)
         span = span_service.update_span(
             game, pk, start=data.get("start"), end=data.get("end"),
@@ -182,7 +183,7 @@ def span_edit(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
             unit=str(data.get("unit", "utf16")), user=request.user, role=role,
         )
     except SpanError as exc:
-        return JsonResponse({"error": str(exc)}, status=400)
+        return JsonResponse({"error": str(exc)}, status=404 if isinstance(exc, SpanNotFound) else 400)
     return _span_response(game, span, _pane_index(data))
 
 
@@ -192,12 +193,13 @@ def span_delete(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
     """Delete a span; a cited one answers 409 with what cites it until ``confirm`` is sent."""
     game, role = access.game_for(request.user, slug)
     try:
+        span_service.get_span(game, pk)
         data = _json_body(request)
         entry = span_service.delete_span(game, pk, confirmed=bool(data.get("confirm")), user=request.user, role=role)
     except SpanCited as exc:
         return JsonResponse({"error": str(exc), "confirm": str(exc)}, status=409)
     except SpanError as exc:
-        return JsonResponse({"error": str(exc)}, status=400)
+        return JsonResponse({"error": str(exc)}, status=404 if isinstance(exc, SpanNotFound) else 400)
     return JsonResponse({"deleted": pk, "undo": entry.pk})
 
 
@@ -208,9 +210,12 @@ def span_undo(request: HttpRequest, slug: str, entry: int) -> JsonResponse:
     game, _ = access.game_for(request.user, slug)
     try:
         data = _json_body(request)
+    except SpanError:
+        data = {}  # only the pane index is read from the body
+    try:
         span = span_service.undo_delete(game, entry, user=request.user)
     except SpanError as exc:
-        return JsonResponse({"error": str(exc)}, status=400)
+        return JsonResponse({"error": str(exc)}, status=404 if isinstance(exc, SpanNotFound) else 400)
     return _span_response(game, span, _pane_index(data), status=201)
 
 

@@ -120,7 +120,7 @@ def test_span_endpoints_answer_in_browser_units_and_keep_other_games_out(anna_cl
     assert refused.status_code == 404  # not a member of that game
     same_slug_other_id = anna_client.post(reverse("annotate:span_delete", args=[game.slug, theirs.pk]),
                                           json.dumps({"confirm": True}), content_type="application/json")
-    assert same_slug_other_id.status_code == 400 and EvidenceSpan.objects.filter(pk=theirs.pk).exists()
+    assert same_slug_other_id.status_code == 404 and EvidenceSpan.objects.filter(pk=theirs.pk).exists()
 
 
 def test_managers_set_the_label_set_and_annotators_may_not(anna_client, game, annotator, client, django_user_model):
