@@ -40,7 +40,8 @@ class GameForm(forms.ModelForm):
 class CharacterForm(forms.ModelForm):
     """One character row: aliases comma-separated, goals one per line."""
 
-    aliases_text = forms.CharField(required=False, label="Aliases", help_text="Comma-separated")
+    aliases_text = forms.CharField(required=False, label="Aliases", help_text="Comma-separated",
+                                   widget=forms.TextInput(attrs={"placeholder": "other names, comma-separated"}))
     goals_text = forms.CharField(required=False, label="Goals", widget=forms.Textarea(attrs={"rows": 2}))
     # The version the row was loaded at (annotate.services.versions); not a model field of the form,
     # so saving never copies it onto the row.

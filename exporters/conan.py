@@ -123,6 +123,185 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# fine label -> Chinese name (what B is to A: “B 是 A 的<名称>”), for the bilingual label picker.
+# The published WellPlay data writes these labels in English in both languages (its Chinese
+# relation options are English too), so the Chinese names are Casebook's own.
+ZH_NAMES: dict[str, str] = {
+    "same person as x (different reference)": "同一人（不同称呼）",
+    "same person as x (different identity)": "同一人（不同身份）",
+    "replaced x's identity": "冒名顶替",
+    "stranger to x": "陌生人",
+    "wife of x": "妻子",
+    "concubine of x": "妾",
+    "husband of x": "丈夫",
+    "extramarital affair with x": "婚外情",
+    "secret lover of x": "情人",
+    "romantic relationships with x": "恋爱关系",
+    "lover of x": "恋人",
+    "boyfriend of x": "男朋友",
+    "girlfriend of x": "女朋友",
+    "ex-romantic relationships with x": "前任恋爱关系",
+    "ex-boyfriend of x": "前男友",
+    "ex-girlfriend of x": "前女友",
+    "ex-wife of x": "前妻",
+    "ex-husband of x": "前夫",
+    "admirer of x": "爱慕者",
+    "secret admirer of x": "暗恋者",
+    "fondness of x": "有好感",
+    "admired by x": "被爱慕",
+    "liked by x": "被喜欢",
+    "secret crush of x": "被暗恋",
+    "fiance of x": "未婚夫",
+    "fiancee of x": "未婚妻",
+    "co-wives of x": "共侍一夫",
+    "father of x": "父亲",
+    "father in law of x": "岳父/公公",
+    "adoptive father of x": "养父",
+    "future father in law of x": "准岳父/准公公",
+    "step-father of x": "继父",
+    "biological father of x": "生父",
+    "mother of x": "母亲",
+    "mother in law of x": "岳母/婆婆",
+    "adoptive mother of x": "养母",
+    "future mother in law of x": "准岳母/准婆婆",
+    "step-mother of x": "继母",
+    "biological mother of x": "生母",
+    "child of x": "子女",
+    "son of x": "儿子",
+    "son in law of x": "女婿",
+    "future son in law of x": "准女婿",
+    "adoptive son of x": "养子",
+    "step-son of x": "继子",
+    "biological son of x": "亲生儿子",
+    "daughter of x": "女儿",
+    "daughter in law of x": "儿媳",
+    "future daughter in law of x": "准儿媳",
+    "adoptive daughter of x": "养女",
+    "step-daughter of x": "继女",
+    "biological daughter of x": "亲生女儿",
+    "sibling of x": "兄弟姐妹",
+    "brother of x": "兄弟",
+    "half brother of x": "同父异母/同母异父的兄弟",
+    "adoptive brother of x": "养兄弟",
+    "step-brother of x": "继兄弟",
+    "elder brother of x": "哥哥",
+    "younger brother of x": "弟弟",
+    "twin brother of x": "双胞胎兄弟",
+    "sister of x": "姐妹",
+    "half sister of x": "同父异母/同母异父的姐妹",
+    "adoptive sister of x": "养姐妹",
+    "step-sister of x": "继姐妹",
+    "elder sister of x": "姐姐",
+    "younger sister of x": "妹妹",
+    "twin sister of x": "双胞胎姐妹",
+    "grandparent of x": "祖父母",
+    "grandfather of x": "祖父/外祖父",
+    "grandmother of x": "祖母/外祖母",
+    "grandchild of x": "孙辈",
+    "grandson of x": "孙子/外孙",
+    "granddaughter of x": "孙女/外孙女",
+    "relative of x": "亲戚",
+    "sister in law of x": "嫂子/弟媳/姑子/姨子",
+    "brother in law of x": "姐夫/妹夫/大伯子/小舅子",
+    "nephew of x": "侄子/外甥",
+    "aunt of x": "姑姑/姨妈/婶婶",
+    "uncle of x": "叔叔/伯伯/舅舅",
+    "niece of x": "侄女/外甥女",
+    "cousin of x": "堂/表兄弟姐妹",
+    "future relative of x": "未来的亲戚",
+    "possibly family of x": "可能的家人",
+    "friend of x": "朋友",
+    "sworn brother of x": "结拜兄弟",
+    "mentor of x": "导师",
+    "teacher of x": "老师",
+    "student of x": "学生",
+    "informant of x": "线人",
+    "information receiver from x": "消息接收者",
+    "acquaintance of x": "熟人",
+    "classmate of x": "同班同学",
+    "schoolmate of x": "校友",
+    "neighbour of x": "邻居",
+    "helper of x": "帮助者",
+    "saviour of x": "救命恩人",
+    "helped by x": "受其帮助",
+    "seeker of help from x": "求助者",
+    "saved by x": "被其所救",
+    "quest companion of x": "同伴",
+    "crime partner of x": "同谋",
+    "guest of x": "客人",
+    "host of x": "主人",
+    "perpetrator of x": "加害者",
+    "bully of x": "欺凌者",
+    "murderer of x": "凶手",
+    "attempted perpetrator of x": "未遂加害者",
+    "attempted murderer of x": "谋杀未遂者",
+    "victim of x": "受害者",
+    "killed by x": "被其杀害",
+    "dislike of x": "厌恶",
+    "jealous of x": "嫉妒",
+    "unsuccessful helper of x": "帮忙未果者",
+    "suspect to x": "怀疑对象",
+    "disliked by x": "被厌恶",
+    "jealous by x": "被嫉妒",
+    "subject of investigation for x": "调查对象",
+    "deceiver of x": "欺骗者",
+    "thief of x": "小偷",
+    "betrayer of x": "背叛者",
+    "spy of x": "间谍",
+    "deceived by x": "被欺骗",
+    "betrayed by x": "被背叛",
+    "suspected by x": "被怀疑",
+    "suspicious of x": "怀疑",
+    "suspect of x": "嫌疑人",
+    "adversary of x": "对手",
+    "enemy of x": "敌人",
+    "hate of x": "仇恨",
+    "hated by x": "被仇恨",
+    "rebellion against x": "反抗",
+    "rival of x": "竞争对手",
+    "rival in love of x": "情敌",
+    "x's victim's family": "其受害者的家属",
+    "x's enemy's family": "其仇人的家属",
+    "perpetrator of x's family": "其家人的加害者",
+    "in the lawsuit against x": "诉讼对手",
+    "manipulator of x": "操纵者",
+    "manipulated by x": "被操纵",
+    "superior of x": "上司",
+    "authority over x": "上级",
+    "employer of x": "雇主",
+    "master of x": "主人（主仆）",
+    "subordinate of x": "下属",
+    "employee of x": "雇员",
+    "servant of x": "仆人",
+    "guard of x": "护卫",
+    "tour guide of x": "导游",
+    "minion of x": "手下",
+    "debtor of x": "债务人",
+    "creditor of x": "债主",
+    "colleague of x": "同事",
+    "business partner of x": "生意伙伴",
+    "customer of x": "顾客",
+    "buyer of x": "买家",
+    "tenant of x": "租客",
+    "patient of x": "病人",
+    "product provider of x": "供货商",
+    "seller of x": "卖家",
+    "landlord of x": "房东",
+    "service provider of x": "服务提供者",
+    "lawyer of x": "律师",
+    "messenger of x": "信使",
+    "doctor of x": "医生",
+}
+CATEGORY_ZH: dict[str, str] = {
+    "Special relationships": "特殊关系",
+    "Unrelated": "无关",
+    "Romantic relationships": "恋爱关系",
+    "Family relationships": "家庭关系",
+    "Allies": "盟友",
+    "Antagonistic relationships": "敌对关系",
+    "Business relationships": "商业关系",
+}
+
 _CANONICAL_OF: dict[str, str] = {}
 for _canonical, _variants in TAXONOMY.items():
     _CANONICAL_OF[_canonical] = _canonical
@@ -138,12 +317,16 @@ _X = re.compile(r"(?<![a-z])x(?![a-z])")
 
 @dataclass(frozen=True)
 class LabelMatch:
-    """One hit of :func:`search_labels`: a fine label, its canonical label and high-level class."""
+    """One hit of :func:`search_labels`: a fine label, its canonical label and high-level class,
+    with their Chinese names; ``exact`` when the query is the label itself (English or Chinese)."""
 
     label: str
     canonical: str
     category: str
     is_canonical: bool
+    zh: str = ""
+    category_zh: str = ""
+    exact: bool = False
 
 
 def normalize_label(label: str) -> str:
@@ -182,22 +365,41 @@ def canonical_labels() -> list[str]:
     return list(TAXONOMY)
 
 
-def search_labels(query: str) -> list[LabelMatch]:
-    """Labels whose text, canonical label or class contains ``query`` (case-insensitive).
+def zh_name(label: str) -> str:
+    """The Chinese name of a fine label ("" when unknown)."""
+    fine = _resolve(label)
+    return ZH_NAMES.get(fine, "") if fine else ""
 
-    Direct hits on the label come first, then hits through its canonical label or class, so a
-    picker typing "father" shows "father of x" and its variants before unrelated family labels.
+
+def search_labels(query: str) -> list[LabelMatch]:
+    """Labels matching ``query`` in English or Chinese, best first.
+
+    Order: the exact label ("lover", "lover of x" or "恋人" → "lover of x"), then labels starting
+    with the query, then labels containing it, then hits through the canonical label or class; so
+    Enter on the first hit never takes "secret lover of x" over "lover of x".
     """
     q = normalize_label(query)
-    direct: list[LabelMatch] = []
-    related: list[LabelMatch] = []
-    for label, canonical in _CANONICAL_OF.items():
-        match = LabelMatch(label, canonical, _CATEGORY_OF.get(canonical, ""), label == canonical)
-        if q in label:
-            direct.append(match)
-        elif q and (q in canonical or q in match.category.lower()):
-            related.append(match)
-    return direct + related
+    if not q:
+        return []
+    exact_label = _resolve(q)
+    ranked: list[tuple[int, int, LabelMatch]] = []
+    for order, (label, canonical) in enumerate(_CANONICAL_OF.items()):
+        category = _CATEGORY_OF.get(canonical, "")
+        zh, category_zh = ZH_NAMES.get(label, ""), CATEGORY_ZH.get(category, "")
+        names = [label] + [part for part in zh.split("/") if part]
+        if label == exact_label or q in zh.split("/"):
+            rank = 0
+        elif any(name.startswith(q) for name in names):
+            rank = 1
+        elif any(q in name for name in names):
+            rank = 2
+        elif q in canonical or q in category.lower() or q in ZH_NAMES.get(canonical, "") or q in category_zh:
+            rank = 3
+        else:
+            continue
+        match = LabelMatch(label, canonical, category, label == canonical, zh, category_zh, rank == 0)
+        ranked.append((rank, order, match))
+    return [m for _, _, m in sorted(ranked, key=lambda r: (r[0], r[1]))]
 
 
 def validate_labels(labels: list[str]) -> list[str]:

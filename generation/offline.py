@@ -23,13 +23,14 @@ from rapidfuzz import fuzz
 from casebook.interchange import QuestionKind, name_key
 from exporters import conan
 
-SLOTS = ("person", "place", "time", "method", "motive", "role", "relation", "other")
+SLOTS = ("person", "place", "time", "method", "motive", "object", "role", "relation", "other")
 SLOT_DESCRIPTIONS = {
     "person": "a person's name (one of the people in this game)",
     "place": "a place or location",
     "time": "a date and/or time of day, in the same format as the correct answer",
     "method": "a way the victim died / a method of killing",
     "motive": "a motive for the crime",
+    "object": "an object or item (a weapon, a key, a letter …)",
     "role": "a relationship role or occupation relative to the victim (son, lawyer, enemy …)",
     "relation": 'a relationship statement in the template "<A> is <label> of <B>" using Conan relationship labels',
     "other": "the same type of thing as the correct answer",
@@ -129,6 +130,13 @@ CURATED: dict[str, dict[str, tuple[str, ...]]] = {
             "in the backyard", "at the village entrance",
         ),
     },
+    "object": {
+        "zh": ("钥匙", "信封", "毒药瓶", "匕首", "怀表", "手帕", "日记本", "照片", "戒指", "绳子", "药方", "茶杯", "账本", "手枪"),
+        "en": (
+            "a key", "an envelope", "a bottle of poison", "a dagger", "a pocket watch", "a handkerchief", "a diary",
+            "a photograph", "a ring", "a rope", "a prescription", "a teacup", "a ledger", "a pistol",
+        ),
+    },
     "role": {
         "zh": (
             "儿子", "父亲", "律师", "仇人", "妻子", "丈夫", "朋友", "同事", "邻居", "情人", "学生", "老师", "医生", "管家",
@@ -189,6 +197,8 @@ _STEM_CUES: list[tuple[str, re.Pattern[str]]] = [
     ("place", re.compile(r"哪里|哪儿|什么地方|何处|where\b", re.IGNORECASE)),
     ("motive", re.compile(r"动机|为什么|为何|why\b|motive", re.IGNORECASE)),
     ("method", re.compile(r"怎么死|如何死|怎样死|死因|how did .* die|how was .* killed|cause of death", re.IGNORECASE)),
+    ("object", re.compile(r"什么东西|什么物品|哪件|凶器|用什么|拿着什么|what (?:object|item|weapon|thing)|which (?:object|item|weapon)",
+                          re.IGNORECASE)),
     ("role", re.compile(r"什么人|什么关系|who is that|relation to the victim", re.IGNORECASE)),
     ("person", re.compile(r"被谁|是谁|哪个人|哪两个人|凶手是|怀疑|\bwho\b|suspect|which (?:person|people)", re.IGNORECASE)),
 ]
@@ -245,11 +255,10 @@ def mentions_name(text: str, names: Iterable[str]) -> bool:
 
 
 def answer_slot(kind: str, sub_type: str, stem: str, answer: str, names: Iterable[str] = ()) -> str:
-    """The type of thing a question asks for: sub-type first, then the answer itself, then the stem."""
+    """The type of thing a question asks for: the answer's own shape (a name, a time), then what the
+    stem asks ("where …" is a place even when tagged ``how``), then the sub-type, else "other"."""
     if kind == QuestionKind.RELATIONS:
         return "relation"
-    if sub_type in _SUB_TYPE_SLOTS:
-        return _SUB_TYPE_SLOTS[sub_type]
     names = list(names)
     if answer and mentions_name(answer, names):
         return "person"
@@ -258,7 +267,7 @@ def answer_slot(kind: str, sub_type: str, stem: str, answer: str, names: Iterabl
     for slot, pattern in _STEM_CUES:
         if pattern.search(stem or ""):
             return slot
-    return "other"
+    return _SUB_TYPE_SLOTS.get(sub_type, "other")
 
 
 # --------------------------------------------------------------------------------------------
@@ -455,6 +464,16 @@ def _relation_candidates(answer: str, names: list[str], sub_type: str, pools: Po
     return out
 
 
+def no_candidates_message(slot: str, *, all_taken: bool = False) -> str:
+    """Why offline generation found nothing, and what to do instead."""
+    what = SLOT_DESCRIPTIONS.get(slot, SLOT_DESCRIPTIONS["other"])
+    reason = (f"every candidate {slot} option duplicates an existing option" if all_taken else
+              f"no candidate {slot} options are known for this game")
+    return (f"{reason}: the question asks for {what}, and the game's texts and the built-in lists offer nothing "
+            "more. Write the wrong options yourself, or generate them with the LLM (it needs an endpoint: "
+            "OPENAI_API_KEY / OPENAI_BASE_URL).")
+
+
 def offline_distractors(*, stem: str, answer: str, n: int, pools: Pools, kind: str = "", sub_type: str = "",
                         existing: Iterable[str] = (), seed: int | str = 0) -> list[str]:
     """Up to ``n`` wrong options for a question; raises :class:`OfflineError` when none can be made."""
@@ -486,7 +505,7 @@ def offline_distractors(*, stem: str, answer: str, n: int, pools: Pools, kind: s
             upper = answer[:1].isupper()
             candidates = [((c[:1].upper() if upper else c[:1].lower()) + c[1:], g) for c, g in candidates]
     if not candidates:
-        raise OfflineError(f"no candidate {slot} options are known for this game")
+        raise OfflineError(no_candidates_message(slot))
 
     taken = [answer] + existing
     target = max(1, len(answer))
@@ -520,5 +539,5 @@ def offline_distractors(*, stem: str, answer: str, n: int, pools: Pools, kind: s
             picked.append(text)
             taken.append(text)
     if not picked:
-        raise OfflineError(f"every candidate {slot} option duplicates an existing option")
+        raise OfflineError(no_candidates_message(slot, all_taken=True))
     return picked

@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 
 from annotate.models import Game, Option, Question
 from annotate.services import audit, versions
+from annotate.services.questions import snapshot as question_snapshot
 from casebook.interchange import OptionOrigin, OptionReview
 
 from .distractors import refresh_answer
@@ -57,7 +58,7 @@ def review_option(option: Option, action: str, *, text: str | None = None, user=
         raise ReviewError("this is the correct option; it cannot be rejected here")
     if option.origin not in GENERATED_ORIGINS:
         raise ReviewError("only generated options are reviewed here; change the question's own options in its editor")
-    before = audit.snapshot(option)
+    before = question_snapshot(question)
     if action == "edit":
         new_text = " ".join((text or "").split())
         if not new_text:
@@ -75,5 +76,9 @@ def review_option(option: Option, action: str, *, text: str | None = None, user=
     option.review = ACTIONS[action]
     option.save(update_fields=["text", "review", "version"])
     refresh_answer(question)
-    audit.record(question.game, user, option, f"review-{action}", before, audit.snapshot(option))
+    # on the question, so its history shows who accepted, edited or rejected which generated option
+    question = Question.objects.get(pk=question.pk)
+    after = question_snapshot(question)
+    after["_option"] = {"action": action, "text": option.text, "origin": option.origin}
+    audit.record(question.game, user, question, f"option-{action}", before, after)
     return option

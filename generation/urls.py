@@ -7,6 +7,7 @@ app_name = "generation"
 urlpatterns = [
     path("g/<str:slug>/", views.index, name="index"),
     path("g/<str:slug>/distractors/", views.generate, name="generate"),
+    path("g/<str:slug>/questions/<int:pk>/distractors/", views.question_distractors, name="question_distractors"),
     path("g/<str:slug>/jobs/<int:pk>/", views.job_detail, name="job"),
     path("g/<str:slug>/jobs/<int:pk>/status.json", views.job_status, name="job_status"),
     path("g/<str:slug>/review/", views.review, name="review"),

@@ -84,6 +84,27 @@ def generate(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("generation:job", slug=game.slug, pk=job.pk)
 
 
+@login_required
+@require_POST
+def question_distractors(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
+    """From the question editor: a distractor job for this one question (whoever may edit it)."""
+    from review import permissions
+
+    game, _ = game_for(request.user, slug)
+    question = get_object_or_404(Question, game=game, pk=pk)
+    permissions.require(request.user, game, "edit", question)
+    mode = request.POST.get("mode", "auto")
+    if mode not in {"auto", "llm", "offline"}:
+        return JsonResponse({"error": f"Unknown mode {mode!r}."}, status=400)
+    if mode == "llm" and not LLMSettings.from_settings().configured:
+        return JsonResponse({"error": "No LLM endpoint is configured (OPENAI_API_KEY); use the offline heuristics."},
+                            status=400)
+    if question.kind in FREE_TEXT_KINDS:
+        return JsonResponse({"error": "This kind is answered in free text; it has no options."}, status=400)
+    job = start_distractor_job(game, [question.pk], n=3, mode=mode, user=request.user)
+    return JsonResponse({"job": job.pk, "status_url": reverse("generation:job_status", args=[game.slug, job.pk])})
+
+
 def _job_payload(job: Job, slug: str) -> dict:
     result = job.result or {}
     return {

@@ -141,8 +141,10 @@ def _clean(game: Game, data: QuestionInput) -> dict:
             raise QuestionError("An inferential question lists the premises it rests on.")
     else:
         options = [(t.strip(), c) for t, c in data.options if t.strip()]
-        if len(options) < 2:
+        if len(options) < 2 and data.status != Status.DRAFT:
             raise QuestionError("A multiple-choice question needs at least two options.")
+        if not options:
+            raise QuestionError("Write the correct option (a draft may have only that one; generate the others later).")
         if len(options) > len(LETTERS):
             raise QuestionError(f"At most {len(LETTERS)} options.")
         correct = sum(1 for _, c in options if c)
@@ -155,6 +157,13 @@ def _clean(game: Game, data: QuestionInput) -> dict:
 
 
 @transaction.atomic
+def check_ready_for_review(data: QuestionInput) -> None:
+    """What a draft needs before it is submitted: a multiple-choice question needs two options."""
+    if data.kind not in FREE_TEXT_KINDS and len([t for t, _ in data.options if t.strip()]) < 2:
+        raise QuestionError("A multiple-choice question needs at least two options before it is submitted. "
+                            "Save it as a draft and add wrong options (or generate them) first.")
+
+
 def save_question(
     game: Game, question: Question | None, data: QuestionInput, *, expected_version: int | None = None, user=None
 ) -> Question:

@@ -21,9 +21,15 @@ def known_labels() -> list[str]:
 
 
 def search_labels(query: str, limit: int = 30) -> list[dict]:
-    """Labels matching ``query`` by label, canonical label or class: {label, canonical, category}."""
-    return [{"label": m.label, "canonical": m.canonical, "category": m.category}
+    """Labels matching ``query`` in English or Chinese, exact match first (see conan.search_labels)."""
+    return [{"label": m.label, "zh": m.zh, "canonical": m.canonical, "category": m.category,
+             "category_zh": m.category_zh, "exact": m.exact}
             for m in conan.search_labels(query)[:limit]]
+
+
+def zh_name(label: str) -> str:
+    """The Chinese name of a Conan label, shown beside the English one."""
+    return conan.zh_name(label)
 
 
 def snapshot(rel: Relationship) -> dict:

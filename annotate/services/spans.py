@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from annotate.models import Character, Clue, EvidenceSpan, Game
+from django.db import transaction
+
+from annotate.models import AuditEntry, ChainNode, Character, Clue, EvidenceSpan, Game, Membership
 from annotate.services import audit
-from casebook.interchange import SpanDocument
+from annotate.services.access import ROLE_RANK
+from casebook.interchange import DEFAULT_SPAN_LABELS, SpanDocument, Status
 
 
 class SpanError(ValueError):
@@ -38,7 +41,7 @@ def utf16_to_codepoint(text: str, offset: int) -> int:
 
 def codepoint_to_utf16(text: str, offset: int) -> int:
     """Inverse of :func:`utf16_to_codepoint` (used by the reader to place highlights)."""
-    return sum(2 if ord(c) > 0xFFFF else 1 for c in text[:offset])
+    return len(text[:offset].encode("utf-16-le", "surrogatepass")) // 2  # C speed: the reader converts whole scripts
 
 
 @dataclass
@@ -80,17 +83,52 @@ def resolve_target(game: Game, document: str, owner_id: int | None) -> Target:
     raise SpanError(f"Unknown document kind {document!r}.")
 
 
-def create_span(
-    game: Game, *, document: str, owner_id: int | None, start: int, end: int, quote: str, user=None,
-    unit: str = "codepoint",
-) -> EvidenceSpan:
-    """Create a span after checking the offsets and that ``quote`` is exactly the text there.
+def span_labels(game: Game) -> dict[str, tuple[str, str]]:
+    """The game's span label set, value -> (zh, en): ``game.extra["span_labels"]`` or the default set."""
+    configured = (game.extra or {}).get("span_labels")
+    if isinstance(configured, dict) and configured:
+        return {str(k): (str(v[0]), str(v[1])) for k, v in configured.items()}
+    return dict(DEFAULT_SPAN_LABELS)
 
-    ``unit="utf16"`` accepts browser offsets and converts them. An identical existing span is
-    returned instead of a duplicate.
-    """
-    target = resolve_target(game, document, owner_id)
-    text = target.text(game)
+
+def parse_span_labels(text: str) -> dict[str, tuple[str, str]]:
+    """Read a label set written one per line as ``value = 中文 / English`` (the manager's form)."""
+    labels: dict[str, tuple[str, str]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        value, sep, names = line.partition("=")
+        zh, slash, en = names.partition("/")
+        value = value.strip()
+        if not sep or not slash or not value or not zh.strip() or not en.strip():
+            raise SpanError(f"Line {number} should read “value = 中文 / English”, e.g. “clue = 线索 / clue”.")
+        if len(value) > 40:
+            raise SpanError(f"Line {number}: the value “{value[:40]}…” is longer than 40 characters.")
+        labels[value] = (zh.strip(), en.strip())
+    if not labels:
+        raise SpanError("Give at least one label.")
+    return labels
+
+
+def set_span_labels(game: Game, labels: dict[str, tuple[str, str]], user=None) -> None:
+    """Store the game's label set; spans whose label left the set keep it (it is still exported)."""
+    before = {"span_labels": (game.extra or {}).get("span_labels")}
+    stored = {k: list(v) for k, v in labels.items()}
+    game.extra = {**(game.extra or {}), "span_labels": stored}
+    game.save(update_fields=["extra", "updated_at"])
+    audit.record(game, user, game, "span_labels", before, {"span_labels": stored})
+
+
+def _check_label(game: Game, label: str) -> str:
+    label = (label or "").strip()
+    if label and label not in span_labels(game):
+        known = ", ".join(span_labels(game))
+        raise SpanError(f"“{label}” is not one of this game's span labels ({known}).")
+    return label
+
+
+def _offsets(text: str, start, end, unit: str) -> tuple[int, int]:
+    """Validated code-point offsets of a non-empty range of ``text``."""
     try:
         start, end = int(start), int(end)
     except (TypeError, ValueError) as exc:
@@ -99,6 +137,26 @@ def create_span(
         start, end = utf16_to_codepoint(text, start), utf16_to_codepoint(text, end)
     if not 0 <= start < end <= len(text):
         raise SpanError(f"Offsets {start}–{end} are outside the text (length {len(text)}) or empty.")
+    return start, end
+
+
+def _target_of(span: EvidenceSpan) -> Target:
+    return Target(span.document, character=span.character, clue=span.clue)
+
+
+def create_span(
+    game: Game, *, document: str, owner_id: int | None, start: int, end: int, quote: str, user=None,
+    unit: str = "codepoint", label: str = "",
+) -> EvidenceSpan:
+    """Create a span after checking the offsets and that ``quote`` is exactly the text there.
+
+    ``unit="utf16"`` accepts browser offsets and converts them. An identical existing span is
+    returned instead of a duplicate (with its label set when it had none).
+    """
+    target = resolve_target(game, document, owner_id)
+    text = target.text(game)
+    label = _check_label(game, label)
+    start, end = _offsets(text, start, end, unit)
     stored = text[start:end]
     if stored != quote:
         raise SpanError(
@@ -109,39 +167,153 @@ def create_span(
         game=game, document=document, character=target.character, clue=target.clue, start=start, end=end
     ).first()
     if existing:
+        if label and not existing.label:
+            return update_span(game, existing.pk, label=label, user=user)
         return existing
     span = EvidenceSpan.objects.create(
-        game=game, document=document, character=target.character, clue=target.clue,
+        game=game, document=document, character=target.character, clue=target.clue, label=label,
         start=start, end=end, quote=stored, created_by=user if getattr(user, "is_authenticated", False) else None,
     )
     audit.record(game, user, span, "create", None, audit.snapshot(span))
     return span
 
 
-def span_label(span: EvidenceSpan) -> str:
-    """Short human label: where the span is and its quote."""
-    where = span.document
-    if span.character_id and span.character:
-        where = f"{span.character.name} ({span.document})"
-    elif span.clue_id and span.clue:
-        where = f"clue {span.clue}"
-    quote = span.quote if len(span.quote) <= 40 else span.quote[:39] + "…"
-    return f"{where} [{span.start}:{span.end}] “{quote}”"
+class SpanNotFound(SpanError):
+    """No such span (or deletion to undo) in this game; ids of other games are treated alike."""
 
 
-def segments(text: str, spans: list[EvidenceSpan]) -> list[tuple[str, list[int]]]:
-    """Split ``text`` into runs with the ids of the spans covering each run (for highlighting).
+def get_span(game: Game, span_id) -> EvidenceSpan:
+    """The span of this game (ids of other games are refused like unknown ones)."""
+    span = EvidenceSpan.objects.select_related("character", "clue").filter(game=game, pk=span_id).first()
+    if span is None:
+        raise SpanNotFound("This span no longer exists; reload the page.")
+    return span
 
-    The number of runs grows with the number of spans, never with the text length.
+
+@dataclass
+class Citation:
+    """Something that cites a span: a question, a relationship or a chain node."""
+
+    kind: str
+    pk: int
+    title: str
+    status: str
+    url_name: str
+    url_args: tuple
+
+
+def citations(spans: list[EvidenceSpan]) -> dict[int, list[Citation]]:
+    """What cites each span (three queries, whatever the number of spans)."""
+    ids = [s.pk for s in spans]
+    cited: dict[int, list[Citation]] = {pk: [] for pk in ids}
+    through = EvidenceSpan.questions.through.objects.filter(evidencespan_id__in=ids).select_related("question")
+    for row in through:
+        q = row.question
+        cited[row.evidencespan_id].append(Citation("question", q.pk, q.stem[:60] or f"question {q.pk}", q.status,
+                                                   "annotate:question_edit", (q.pk,)))
+    through = EvidenceSpan.relationships.through.objects.filter(evidencespan_id__in=ids).select_related(
+        "relationship__source", "relationship__target")
+    for row in through:
+        r = row.relationship
+        title = f"{r.source.name} → {r.target.name}: {', '.join(r.labels)}"
+        cited[row.evidencespan_id].append(Citation("relationship", r.pk, title, r.status,
+                                                   "annotate:relationship_edit", (r.pk,)))
+    through = EvidenceSpan.chain_nodes.through.objects.filter(evidencespan_id__in=ids).select_related("chainnode__chain")
+    for row in through:
+        n = row.chainnode
+        cited[row.evidencespan_id].append(Citation("chain node", n.pk, f"{n.chain.title}: {n.text[:50]}", n.chain.status,
+                                                   "annotate:node_edit", (n.chain_id, n.pk)))
+    return cited
+
+
+def _may_change(span: EvidenceSpan, cited: list[Citation], role: str | None) -> None:
+    """Annotators may not change a span that approved work cites (a reviewer must, after reopening)."""
+    approved = [c for c in cited if c.status == Status.APPROVED]
+    if approved and ROLE_RANK.get(role or "", 0) < ROLE_RANK[Membership.Role.REVIEWER]:
+        raise SpanError(f"Approved work cites this span ({approved[0].kind} “{approved[0].title}”); "
+                        "only a reviewer or manager may change it.")
+
+
+def update_span(game: Game, span_id, *, start=None, end=None, label: str | None = None, unit: str = "codepoint",
+                user=None, role: str | None = Membership.Role.MANAGER) -> EvidenceSpan:
+    """Move a span's boundaries and/or change its label; the quote is re-read from the stored text."""
+    with transaction.atomic():
+        EvidenceSpan.objects.select_for_update().filter(game=game, pk=span_id).first()  # serialise edits of this span
+        span = get_span(game, span_id)
+        _may_change(span, citations([span])[span.pk], role)
+        before = audit.snapshot(span)
+        if (start is None) != (end is None):
+            raise SpanError("Give both the new start and the new end.")
+        if start is not None:
+            text = _target_of(span).text(game)
+            new_start, new_end = _offsets(text, start, end, unit)
+            clash = EvidenceSpan.objects.filter(game=game, document=span.document, character=span.character,
+                                                clue=span.clue, start=new_start, end=new_end).exclude(pk=span.pk).first()
+            if clash:
+                raise SpanError(f"Another span already covers exactly {new_start}–{new_end} (“{clash.quote[:30]}”).")
+            span.start, span.end, span.quote = new_start, new_end, text[new_start:new_end]
+        if label is not None:
+            span.label = _check_label(game, label)
+        span.save(update_fields=["start", "end", "quote", "label"])
+        audit.record(game, user, span, "update", before, audit.snapshot(span))
+    return span
+
+
+class SpanCited(SpanError):
+    """Deleting needs confirmation: the message says what cites the span."""
+
+    def __init__(self, cited: list[Citation]):
+        self.cited = cited
+        names = "; ".join(f"{c.kind} “{c.title}”" for c in cited[:5]) + (" …" if len(cited) > 5 else "")
+        super().__init__(f"This span is cited by {len(cited)} item(s): {names}. Deleting it removes it from them.")
+
+
+def delete_span(game: Game, span_id, *, confirmed: bool = False, user=None,
+                role: str | None = Membership.Role.MANAGER) -> AuditEntry:
+    """Delete a span; a cited span only when ``confirmed``. Returns the audit entry that undo reads.
+
+    The entry's ``before`` snapshot keeps the ids of everything that cited the span, so
+    :func:`undo_delete` can put the citations back.
     """
-    cuts = {0, len(text)}
-    for s in spans:
-        cuts.update((max(0, min(s.start, len(text))), max(0, min(s.end, len(text)))))
-    points = sorted(cuts)
-    runs = []
-    for a, b in zip(points, points[1:], strict=False):
-        if a == b:
-            continue
-        ids = [s.pk for s in spans if s.start <= a and s.end >= b]
-        runs.append((text[a:b], ids))
-    return runs
+    with transaction.atomic():
+        EvidenceSpan.objects.select_for_update().filter(game=game, pk=span_id).first()
+        span = get_span(game, span_id)
+        cited = citations([span])[span.pk]
+        _may_change(span, cited, role)
+        if cited and not confirmed:
+            raise SpanCited(cited)
+        before = audit.snapshot(span, cited_by={kind: [c.pk for c in cited if c.kind == kind]
+                                                for kind in ("question", "relationship", "chain node")})
+        entry = audit.record(game, user, span, "delete", before, None)
+        span.delete()
+    return entry
+
+
+def undo_delete(game: Game, entry_id, *, user=None) -> EvidenceSpan:
+    """Recreate a deleted span from its audit entry, with the citations that still exist."""
+    with transaction.atomic():
+        entry = AuditEntry.objects.select_for_update().filter(
+            game=game, pk=entry_id, item_type="evidencespan", action="delete").first()
+        if entry is None or not entry.before:
+            raise SpanNotFound("There is nothing to undo.")
+        if (entry.after or {}).get("undone"):
+            raise SpanError("This deletion was already undone.")
+        data = entry.before
+        try:
+            target = resolve_target(game, data["document"], data["character_id"] or data["clue_id"])
+        except SpanError as exc:
+            raise SpanError("The document of the deleted span is gone; nothing to restore.") from exc
+        text = target.text(game)
+        if text[data["start"]:data["end"]] != data["quote"]:
+            raise SpanError("The text changed since the span was deleted; select it again.")
+        span = EvidenceSpan.objects.create(
+            game=game, document=data["document"], character=target.character, clue=target.clue, start=data["start"],
+            end=data["end"], quote=data["quote"], label=data.get("label", ""), created_by_id=data.get("created_by_id"))
+        cited = data.get("cited_by", {})
+        span.questions.set(game.questions.filter(pk__in=cited.get("question", [])))
+        span.relationships.set(game.relationships.filter(pk__in=cited.get("relationship", [])))
+        span.chain_nodes.set(ChainNode.objects.filter(chain__game=game, pk__in=cited.get("chain node", [])))
+        entry.after = {"undone": True, "restored_as": span.pk}
+        entry.save(update_fields=["after"])
+        audit.record(game, user, span, "undo delete", None, audit.snapshot(span))
+    return get_span(game, span.pk)

@@ -12,6 +12,16 @@ from django.utils.safestring import SafeString, mark_safe
 register = template.Library()
 
 
+@register.filter
+def with_zh(labels: list[str] | str) -> str:
+    """Conan labels with their Chinese names: "lover of x（恋人）, friend of x（朋友）"."""
+    from annotate.services.relationships import zh_name
+
+    if isinstance(labels, str):
+        labels = [labels]
+    return ", ".join(f"{label}（{zh}）" if (zh := zh_name(label)) else label for label in labels)
+
+
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
@@ -41,17 +51,4 @@ def question_rows(items: list[dict], slug: str) -> SafeString:
             f'<td>{escape(_clip(q.answer, 40))}</td><td>{it["weight"]}</td><td>{who}</td>'
             f'<td><span class="status s-{escape(q.status)}">{escape(q.status)}</span>{edited}</td></tr>'
         )
-    return mark_safe("".join(out))
-
-
-@register.simple_tag
-def doc_runs(runs: list[tuple[str, list[int]]]) -> SafeString:
-    """The reader's text: plain runs escaped, span-covered runs in <mark> (0 = search highlight)."""
-    out = []
-    for text, ids in runs:
-        if not ids:
-            out.append(escape(text, quote=False))
-        else:
-            cls = "hl" if 0 in ids else "span"
-            out.append(f'<mark class="{cls}" data-spans="{" ".join(map(str, ids))}">{escape(text, quote=False)}</mark>')
     return mark_safe("".join(out))

@@ -15,6 +15,8 @@ from annotate.models import Character, Clue, Membership, Question, ReasoningChai
 from annotate.services import access, audit
 from annotate.services.progress import parse_targets, progress_for
 from annotate.services.questions import KIND_LABELS
+from annotate.services.spans import SpanError, parse_span_labels, set_span_labels
+from annotate.services.spans import span_labels as game_span_labels
 from casebook.interchange import ClueKind
 
 
@@ -26,7 +28,27 @@ def game_list(request: HttpRequest) -> HttpResponse:
     if not request.user.is_superuser:
         roles = dict(Membership.objects.filter(user=request.user).values_list("game_id", "role"))
     rows = [{"game": g, "progress": progress[g.pk], "role": roles.get(g.pk, "manager")} for g in games]
-    return render(request, "annotate/game_list.html", {"rows": rows})
+    return render(request, "annotate/game_list.html", {"rows": rows, "sent_back": sent_back_to(request.user, games)})
+
+
+def sent_back_to(user, games: list) -> list[dict]:
+    """The user's rejected work with the reviewer's reason, so the home page says what to fix."""
+    from django.urls import reverse
+
+    ids = [g.pk for g in games]
+    items = []
+    for q in Question.objects.filter(game_id__in=ids, author=user, status="rejected").select_related("game")[:50]:
+        items.append({"kind": "question", "title": q.stem, "game": q.game, "reason": q.reject_reason,
+                      "url": reverse("annotate:question_edit", args=[q.game.slug, q.pk])})
+    for r in Relationship.objects.filter(game_id__in=ids, author=user, status="rejected").select_related(
+            "game", "source", "target")[:50]:
+        items.append({"kind": "relationship", "title": f"{r.source.name} → {r.target.name}: {', '.join(r.labels)}",
+                      "game": r.game, "reason": r.reject_reason,
+                      "url": reverse("annotate:relationship_edit", args=[r.game.slug, r.pk])})
+    for c in ReasoningChain.objects.filter(game_id__in=ids, author=user, status="rejected").select_related("game")[:50]:
+        items.append({"kind": "chain", "title": c.title or c.goal, "game": c.game, "reason": c.reject_reason,
+                      "url": reverse("annotate:chain_detail", args=[c.game.slug, c.pk])})
+    return items
 
 
 @login_required
@@ -60,6 +82,7 @@ def workspace(request: HttpRequest, slug: str) -> HttpResponse:
         "progress": progress_for([game])[game.pk], "counts": counts, "status_counts": status_counts,
         "members": members_list, "kind_labels": KIND_LABELS.items(), "targets": game.targets or {},
         "roles": Membership.Role.choices, "tab": "workspace",
+        "span_labels_text": "\n".join(f"{k} = {zh} / {en}" for k, (zh, en) in game_span_labels(game).items()),
     })
 
 
@@ -106,4 +129,19 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
             else:
                 audit.record(game, request.user, game, "member", None, {"user": username, "role": role})
                 messages.success(request, f"{username} is now {role}.")
+    return redirect("annotate:workspace", slug=slug)
+
+
+@login_required
+@require_POST
+def span_labels(request: HttpRequest, slug: str) -> HttpResponse:
+    """Set the game's evidence span labels (managers only), one ``value = 中文 / English`` a line."""
+    game, _ = access.game_for(request.user, slug, min_role=Membership.Role.MANAGER)
+    try:
+        labels = parse_span_labels(request.POST.get("labels", ""))
+    except SpanError as exc:
+        messages.error(request, str(exc))
+        return redirect("annotate:workspace", slug=slug)
+    set_span_labels(game, labels, user=request.user)
+    messages.success(request, f"Span labels saved ({len(labels)}).")
     return redirect("annotate:workspace", slug=slug)

@@ -25,6 +25,7 @@ from annotate.services.questions import (
     SINGLE_ANSWER_KINDS,
     QuestionError,
     VersionConflict,
+    check_ready_for_review,
     delete_question,
     effective_weight,
     lettered_options,
@@ -134,6 +135,8 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
         try:
             data = question_input(request.POST)
             data.status = state["status"]
+            if request.POST.get("then") == "submit":
+                check_ready_for_review(data)
             with transaction.atomic():
                 saved = save_question(game, question, data, expected_version=state["version"], user=request.user)
                 if request.POST.get("then") == "submit":

@@ -15,8 +15,9 @@ from django.views.decorators.http import require_POST
 from annotate.forms import int_or_none
 from annotate.models import Character, Clue, EvidenceSpan, Game
 from annotate.services import access
+from annotate.services import spans as span_service
 from annotate.services.clues import ClueError, add_clue
-from annotate.services.spans import SpanError, create_span, segments, span_label
+from annotate.services.spans import SpanCited, SpanError, SpanNotFound, codepoint_to_utf16
 from casebook.interchange import ClueKind, SpanDocument
 
 
@@ -29,7 +30,7 @@ class Pane:
     document: str
     owner_id: int | None
     text: str
-    runs: list
+    spans: list[EvidenceSpan]
 
 
 def _documents(game: Game, characters: list[Character], clues: list[Clue]) -> list[tuple[str, str]]:
@@ -39,29 +40,47 @@ def _documents(game: Game, characters: list[Character], clues: list[Clue]) -> li
     return docs
 
 
-def _pane(game: Game, ref: str, scripts: dict[int, Character], clues: dict[int, Clue], spans: list[EvidenceSpan],
-          highlight: tuple[int, int] | None) -> Pane | None:
+def _pane(game: Game, ref: str, scripts: dict[int, Character], clues: dict[int, Clue],
+          spans: list[EvidenceSpan]) -> Pane | None:
     if ref.startswith("c") and ref[1:].isdigit() and int(ref[1:]) in scripts:
         ch = scripts[int(ref[1:])]
         pane = Pane(ref, ch.name, SpanDocument.SCRIPT, ch.pk, ch.script, [])
-        mine = [s for s in spans if s.document == SpanDocument.SCRIPT and s.character_id == ch.pk]
+        pane.spans = [s for s in spans if s.document == SpanDocument.SCRIPT and s.character_id == ch.pk]
     elif ref.startswith("k") and ref[1:].isdigit() and int(ref[1:]) in clues:
         clue = clues[int(ref[1:])]
         pane = Pane(ref, clue.title or clue.key, SpanDocument.CLUE, clue.pk, clue.text or clue.ocr_text, [])
-        mine = [s for s in spans if s.document == SpanDocument.CLUE and s.clue_id == clue.pk]
+        pane.spans = [s for s in spans if s.document == SpanDocument.CLUE and s.clue_id == clue.pk]
     elif ref == "manual":
         pane = Pane(ref, "Truth manual", SpanDocument.MANUAL, None, game.truth_text, [])
-        mine = [s for s in spans if s.document == SpanDocument.MANUAL]
+        pane.spans = [s for s in spans if s.document == SpanDocument.MANUAL]
     elif ref == "public":
         pane = Pane(ref, "Public clues", SpanDocument.PUBLIC, None, game.public_clue_text, [])
-        mine = [s for s in spans if s.document == SpanDocument.PUBLIC]
+        pane.spans = [s for s in spans if s.document == SpanDocument.PUBLIC]
     else:
         return None
-    marks = list(mine)
-    if highlight:
-        marks.append(EvidenceSpan(pk=0, start=highlight[0], end=highlight[1]))
-    pane.runs = segments(pane.text, marks)
     return pane
+
+
+def _utf16_offsets(text: str, points: set[int]) -> dict[int, int]:
+    """Code-point offsets → browser (UTF-16) offsets, in one pass over the text."""
+    wanted = sorted(p for p in points if 0 <= p <= len(text))
+    out, units, previous = {}, 0, 0
+    for point in wanted:
+        units += codepoint_to_utf16(text[previous:point], point - previous)
+        out[point], previous = units, point
+    return out
+
+
+def span_payload(span: EvidenceSpan, text: str, cited: list[span_service.Citation], pane: int,
+                 utf16: dict[int, int] | None = None) -> dict:
+    """What the reader's script needs to draw, list and edit one span (offsets in UTF-16 units)."""
+    utf16 = utf16 or _utf16_offsets(text, {span.start, span.end})
+    return {
+        "id": span.pk, "pane": pane, "start": utf16.get(span.start, 0), "end": utf16.get(span.end, 0),
+        "quote": span.quote, "label": span.label,
+        "cited": [{"kind": c.kind, "title": c.title, "status": c.status, "url": reverse(c.url_name, args=(span.game.slug, *c.url_args))}
+                  for c in cited],
+    }
 
 
 @login_required
@@ -82,20 +101,54 @@ def reader(request: HttpRequest, slug: str) -> HttpResponse:
     spans = list(EvidenceSpan.objects.filter(game=game).filter(
         Q(character_id__in=char_ids) | Q(clue_id__in=clue_ids) | Q(document__in=[SpanDocument.MANUAL, SpanDocument.PUBLIC])
     ))
-    hl = None
-    raw_hl = request.GET.get("hl", "")
-    if "-" in raw_hl:
-        a, _, b = raw_hl.partition("-")
-        if a.isdigit() and b.isdigit():
-            hl = (int(a), int(b))
-    panes = [p for i, r in enumerate(refs) if (p := _pane(game, r, scripts, clue_texts, spans, hl if i == 0 else None))]
-    recent = sorted(spans, key=lambda s: -s.pk)[:15]
-    labels = {s.pk: f"{s.document} [{s.start}:{s.end}] “{s.quote[:30]}”" for s in recent}
+    panes = [p for r in refs if (p := _pane(game, r, scripts, clue_texts, spans))]
+    cited = span_service.citations([s for p in panes for s in p.spans])
+    payload = []
+    for index, pane in enumerate(panes):
+        utf16 = _utf16_offsets(pane.text, {o for s in pane.spans for o in (s.start, s.end)})
+        payload += [span_payload(s, pane.text, cited[s.pk], index, utf16) for s in pane.spans]
+    highlight = None
+    a, _, b = request.GET.get("hl", "").partition("-")
+    if panes and a.isdigit() and b.isdigit():  # a search hit, in code points of the left pane
+        at = _utf16_offsets(panes[0].text, {int(a), int(b)})
+        highlight = [at.get(int(a)), at.get(int(b))]
+    labels = span_service.span_labels(game)
     return render(request, "annotate/reader.html", {
         "game": game, "role": role, "docs": docs, "panes": panes, "refs": refs, "tab": "reader",
-        "recent": [(s, labels[s.pk]) for s in recent],
-        "span_url": reverse("annotate:span_create", args=[game.slug]),
+        "span_labels": labels.items(),
+        "reader_data": {
+            "spans": payload, "highlight": highlight,
+            "labels": {k: f"{zh} · {en}" if zh != en else en for k, (zh, en) in labels.items()},
+            "urls": {"create": reverse("annotate:span_create", args=[game.slug]),
+                     "span": reverse("annotate:span_edit", args=[game.slug, 0]),
+                     "delete": reverse("annotate:span_delete", args=[game.slug, 0]),
+                     "undo": reverse("annotate:span_undo", args=[game.slug, 0]),
+                     "question": reverse("annotate:question_new", args=[game.slug]),
+                     "relationship": reverse("annotate:relationships", args=[game.slug])},
+        },
     })
+
+
+def _json_body(request: HttpRequest) -> dict:
+    try:
+        data = json.loads(request.body or b"{}")
+    except ValueError as exc:
+        raise SpanError("The request could not be read.") from exc
+    if not isinstance(data, dict):
+        raise SpanError("The request could not be read.")
+    return data
+
+
+def _span_response(game: Game, span: EvidenceSpan, pane: int, status: int = 200) -> JsonResponse:
+    span = span_service.get_span(game, span.pk)
+    text = span_service.Target(span.document, character=span.character, clue=span.clue).text(game)
+    cited = span_service.citations([span])[span.pk]
+    return JsonResponse(span_payload(span, text, cited, pane), status=status)
+
+
+def _pane_index(data: dict) -> int:
+    pane = data.get("pane", 0)
+    return pane if isinstance(pane, int) else 0
 
 
 @login_required
@@ -104,18 +157,66 @@ def span_create(request: HttpRequest, slug: str) -> JsonResponse:
     """JSON in, JSON out: the reader posts browser (UTF-16) offsets and the selected text."""
     game, _ = access.game_for(request.user, slug)
     try:
-        data = json.loads(request.body or b"{}")
+        data = _json_body(request)
         owner = data.get("owner_id")
-        span = create_span(
-            game, document=str(data.get("document", "")), owner_id=int(owner) if owner not in (None, "") else None,
+        span = span_service.create_span(
+            game, document=str(data.get("document", "")), owner_id=int_or_none(str(owner) if owner is not None else None),
             start=data.get("start"), end=data.get("end"), quote=str(data.get("quote", "")),
-            unit=str(data.get("unit", "utf16")), user=request.user,
+            unit=str(data.get("unit", "utf16")), label=str(data.get("label") or ""), user=request.user,
         )
-    except (ValueError, TypeError) as exc:  # SpanError is a ValueError; so is bad JSON
-        message = str(exc) if isinstance(exc, SpanError) else "The request could not be read."
-        return JsonResponse({"error": message}, status=400)
-    span = EvidenceSpan.objects.select_related("character", "clue").get(pk=span.pk)
-    return JsonResponse({"id": span.pk, "start": span.start, "end": span.end, "quote": span.quote, "label": span_label(span)})
+    except SpanError as exc:
+        return JsonResponse({"error": str(exc)}, status=404 if isinstance(exc, SpanNotFound) else 400)
+    return _span_response(game, span, _pane_index(data))
+
+
+@login_required
+@require_POST
+def span_edit(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
+    """Move a span's boundaries (browser offsets) and/or change its label."""
+    game, role = access.game_for(request.user, slug)
+    try:
+        span_service.get_span(game, pk)  # an unknown id (or another game's) is a 404 whatever the body
+        data = _json_body(request)
+        span = span_service.update_span(
+            game, pk, start=data.get("start"), end=data.get("end"),
+            label=str(data["label"]) if "label" in data else None,
+            unit=str(data.get("unit", "utf16")), user=request.user, role=role,
+        )
+    except SpanError as exc:
+        return JsonResponse({"error": str(exc)}, status=404 if isinstance(exc, SpanNotFound) else 400)
+    return _span_response(game, span, _pane_index(data))
+
+
+@login_required
+@require_POST
+def span_delete(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
+    """Delete a span; a cited one answers 409 with what cites it until ``confirm`` is sent."""
+    game, role = access.game_for(request.user, slug)
+    try:
+        span_service.get_span(game, pk)
+        data = _json_body(request)
+        entry = span_service.delete_span(game, pk, confirmed=bool(data.get("confirm")), user=request.user, role=role)
+    except SpanCited as exc:
+        return JsonResponse({"error": str(exc), "confirm": str(exc)}, status=409)
+    except SpanError as exc:
+        return JsonResponse({"error": str(exc)}, status=404 if isinstance(exc, SpanNotFound) else 400)
+    return JsonResponse({"deleted": pk, "undo": entry.pk})
+
+
+@login_required
+@require_POST
+def span_undo(request: HttpRequest, slug: str, entry: int) -> JsonResponse:
+    """Undo a deletion (the id is the audit entry the delete answered with)."""
+    game, _ = access.game_for(request.user, slug)
+    try:
+        data = _json_body(request)
+    except SpanError:
+        data = {}  # only the pane index is read from the body
+    try:
+        span = span_service.undo_delete(game, entry, user=request.user)
+    except SpanError as exc:
+        return JsonResponse({"error": str(exc)}, status=404 if isinstance(exc, SpanNotFound) else 400)
+    return _span_response(game, span, _pane_index(data), status=201)
 
 
 @login_required

@@ -49,7 +49,7 @@ def question_record(game: ix.Game, q: ix.Question, index: int) -> dict[str, Any]
         "level": q.level,
         "source": q.source,
         "evidence": [
-            {"document": s.document, "owner": s.owner, "start": s.start, "end": s.end, "quote": s.quote}
+            {"document": s.document, "owner": s.owner, "start": s.start, "end": s.end, "quote": s.quote, "label": s.label}
             for s in q.evidence
         ],
         "status": q.status,

@@ -91,7 +91,7 @@
     const apply = () => { img.style.transform = `scale(${scale})`; };
     $$("img[data-zoom]").forEach((thumb) => thumb.addEventListener("click", () => {
       img.src = thumb.src; scale = 1; apply();
-      const text = thumb.closest("figure").querySelector(".ocr");
+      const figure = thumb.closest("figure"), text = figure && figure.querySelector(".ocr");
       ocr.textContent = text ? text.textContent : ""; ocr.hidden = !text; zoom.hidden = false;
     }));
     $$("[data-zoom-step]").forEach((b) => b.addEventListener("click", () => { scale *= parseFloat(b.dataset.zoomStep); apply(); }));

@@ -126,5 +126,36 @@
       fetch(cfg.draftUrl, { method: "DELETE", credentials: "same-origin", headers: { "X-CSRFToken": Casebook.csrf() } });
     });
   }
+  // ---- wrong options from the generator (LLM or offline), for the saved question ----
+  const gen = document.getElementById("gen-box");
+  if (gen) gen.addEventListener("click", async (e) => {
+    const button = e.target.closest("[data-gen]"); if (!button) return;
+    const say = (text, bad) => { const el = document.getElementById("gen-status"); el.textContent = text; el.className = bad ? "small error" : "small muted"; };
+    if (JSON.stringify(serialize()) !== initial) { say("Save your changes first: the generator adds to the saved question.", true); return; }
+    gen.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+    say("Generating…");
+    try {
+      const res = await fetch(gen.dataset.url, { method: "POST", credentials: "same-origin",
+        headers: { "X-CSRFToken": Casebook.csrf(), "Content-Type": "application/x-www-form-urlencoded" },
+        body: "mode=" + encodeURIComponent(button.dataset.gen) });
+      const started = await res.json().catch(() => ({ error: "The server did not answer clearly; try again." }));
+      if (!res.ok) throw new Error(started.error);
+      let job = {};
+      for (;;) {
+        job = await (await fetch(started.status_url, { credentials: "same-origin" })).json();
+        if (job.finished) break;
+        say(`Generating… ${job.message || ""}`);
+        await new Promise((r) => setTimeout(r, 700));
+      }
+      if (job.failures && job.failures.length) throw new Error(job.failures[0].error);
+      if (job.skipped && job.skipped.length) throw new Error(job.skipped[0].reason);
+      if (job.state === "failed") throw new Error(job.message);
+      localStorage.removeItem(cfg.draftKey);
+      window.location.reload();
+    } catch (err) {
+      say(String(err.message || err), true);
+      gen.querySelectorAll("button").forEach((b) => { b.disabled = false; });
+    }
+  });
   syncKind(); syncImage(); letters();
 })();

@@ -105,3 +105,17 @@ def test_parse_then_render_is_identity_on_anchor_options(wellplay_anchor: Path) 
     # only the machine-translated options that name "his father" fall outside the template
     assert len(failed) <= 8
     assert all("father" in text for text in failed), failed
+
+
+def test_label_search_is_bilingual_and_puts_the_exact_label_first() -> None:
+    # "lover" + Enter once saved "secret lover of x": the exact label now ranks first
+    assert [h.label for h in conan.search_labels("lover")] == ["lover of x", "secret lover of x"]
+    assert conan.search_labels("lover")[0].exact and not conan.search_labels("lov")[0].exact
+    assert conan.search_labels("lover of X")[0].label == "lover of x"
+    assert conan.search_labels("恋人")[0].label == "lover of x" and conan.search_labels("恋人")[0].zh == "恋人"
+    assert conan.search_labels("上司")[0].label == "superior of x"
+    assert conan.search_labels("岳父")[0].label == "father in law of x"  # one of the names "岳父/公公"
+    assert "secret lover of x" in [h.label for h in conan.search_labels("情人")]
+    assert "husband of x" in [h.label for h in conan.search_labels("恋爱关系")]  # the class, in Chinese
+    assert all(conan.zh_name(label) for label in conan.all_fine_labels())  # every label has a Chinese name
+    assert conan.search_labels("") == []

@@ -112,3 +112,29 @@ def test_generate_distractors_command_without_a_key_says_it_is_offline(sin_zh, n
     out = capsys.readouterr().out
     assert "No OPENAI_API_KEY is configured: using the offline heuristics" in out
     assert "1 question(s) got distractors" in out and bare.options.count() == 4
+
+
+def test_candidates_follow_what_the_question_asks_not_its_sub_type():
+    pools = build_pools("en", ["Ann", "Bob", "Cid"], ["That night I was in the study; at 10 p.m. Bob was in the garden."])
+    # "where from", tagged `how`: places, never causes of death
+    out = offline_distractors(stem="Where did the poison come from?", answer="from the kitchen", n=3, pools=pools,
+                              kind="reasoning", sub_type="how")
+    assert out and all(classify_option(o, pools) == "place" or o.lower().startswith(("in ", "at ", "on ", "by ")) for o in out)
+    assert not any(word in " ".join(out) for word in ("stabbed", "poisoned", "strangled"))
+    objects = offline_distractors(stem="凶器是什么？", answer="一把匕首", n=3, pools=build_pools("zh", ["甲", "乙"], []),
+                                  kind="reasoning", sub_type="how")
+    assert set(objects) <= {"钥匙", "信封", "毒药瓶", "匕首", "怀表", "手帕", "日记本", "照片", "戒指", "绳子", "药方", "茶杯", "账本", "手枪"}
+    assert "匕首" not in objects  # the answer in other words is never a distractor
+    # a person question falls back on the answer's shape even under a misleading sub-type
+    assert sorted(offline_distractors(stem="谁最后见过他？", answer="甲", n=3, pools=build_pools("zh", ["甲", "乙", "丙"], []),
+                                      kind="reasoning", sub_type="why")) == ["丙", "乙"]
+
+
+def test_no_candidates_says_what_to_do_instead():
+    with pytest.raises(ValueError, match="no candidate other options.*Write the wrong options yourself"):
+        offline_distractors(stem="甲的秘密是？", answer="他欠了债", n=3, pools=build_pools("zh", ["甲"], []), kind="objective")
+    pools = build_pools("zh", ["甲"], [])
+    with pytest.raises(ValueError) as refused:
+        offline_distractors(stem="谁是凶手？", answer="甲", n=3, pools=pools, kind="objective")
+    message = str(refused.value)
+    assert "every candidate person option duplicates" in message and "Write the wrong options yourself" in message and "LLM" in message

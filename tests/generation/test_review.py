@@ -33,6 +33,13 @@ def test_accept_edit_reject(sin_zh, generated):
     q.refresh_from_db()
     assert q.version == version + 3 and q.raw == "" and q.answer == "a"
     assert pending_options(sin_zh).count() == 0
+    # each review is in the question's history, with the options before and after
+    from review.audit import history
+    rows = history(sin_zh, "question", q.pk)
+    assert [r.entry.action for r in rows][:3] == ["option-reject", "option-edit", "option-accept"]
+    edit = rows[1].entry
+    assert edit.after["_option"]["text"] == "为了 报复" and [o["text"] for o in edit.after["options"]][2] == "为了 报复"
+    assert [o["text"] for o in edit.before["options"]][2] != "为了 报复"
 
     # rejected options stay in the database but not in what the loader hands to exporters
     loaded = next(x for x in load_game(sin_zh).questions if x.stem == q.stem and len(x.options) == 3)

@@ -85,3 +85,18 @@ def test_quality_page_and_json(anna, sin_zh):
     assert "every correct answer is at letter a" in html and "Per question" in html
     data = anna.get(_url("quality", sin_zh) + "?format=json&kind=relations").json()
     assert data["errors"] >= 1 and data["questions_checked"] == 21
+
+
+def test_the_question_editor_generates_with_the_llm(anna, sin_zh, llm_server, immediate_tasks):
+    """The editor's "Generate with the LLM" button: a one-question job through the openai SDK."""
+    q = bare_copy(sin_zh.questions.filter(sub_type="why").first())
+    q.author = q.game.memberships.get().user
+    q.save(update_fields=["author"])
+    llm_server.reply = '{"distractors": ["为了报复多年前的旧怨", "为了争夺遗产", "被勒索后反击"]}'
+    started = anna.post(_url("question_distractors", sin_zh, pk=q.pk), {"mode": "llm"}).json()
+    status = anna.get(started["status_url"]).json()
+    assert status["finished"] and status["written"] == 1 and status["origin"] == "llm"
+    generated = list(q.options.filter(origin="llm").values_list("text", "model_name", "review"))
+    assert [t for t, _, _ in generated] == ["为了报复多年前的旧怨", "为了争夺遗产", "被勒索后反击"]
+    assert {(m, r) for _, m, r in generated} == {("test-model", "pending")}
+    assert len(llm_server.requests) == 1

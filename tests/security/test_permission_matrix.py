@@ -16,6 +16,7 @@ from django.urls.resolvers import URLPattern, URLResolver
 from annotate.models import (
     AuditEntry,
     ChainNode,
+    EvidenceSpan,
     Game,
     Job,
     KeyStatement,
@@ -42,6 +43,12 @@ IDS = {
     "annotate:node_edit": {"pk": lambda g: g.chains.first().pk,
                            "node_pk": lambda g: ChainNode.objects.filter(chain__game=g).first().pk},
     "annotate:draft": {"key": lambda g: "question:new"},
+    "annotate:span_edit": {"pk": lambda g: g.spans.first().pk},
+    "annotate:span_delete": {"pk": lambda g: g.spans.first().pk},
+    "annotate:span_undo": {"entry": lambda g: AuditEntry.objects.filter(game=g).first().pk},
+    "exporters:export_job": {"pk": lambda g: g.jobs.filter(kind="export").first().pk},
+    "exporters:export_download": {"pk": lambda g: g.jobs.filter(kind="export").first().pk},
+    "generation:question_distractors": {"pk": lambda g: g.questions.first().pk},
     "generation:job": {"pk": lambda g: g.jobs.first().pk},
     "generation:job_status": {"pk": lambda g: g.jobs.first().pk},
     "generation:review_option": {"pk": lambda g: Option.objects.filter(question__game=g).first().pk},
@@ -62,6 +69,8 @@ GAME_PARAMS = {"slug": lambda g: g.slug, "game_pk": lambda g: g.pk}
 WRITES = {
     "annotate:members": ({"username": "annotator", "role": "manager"}, "manager"),
     "annotate:targets": ({"objective": "7"}, "manager"),
+    "annotate:span_labels": ({"labels": "weapon = 凶器 / weapon"}, "manager"),
+    "exporters:export": ({"format": "jsonl"}, "manager"),
     "annotate:characters": ({"action": "add_kill", "killer": "{c0}", "victim": "{c1}"}, "reviewer"),
     "annotate:key_statements": ({"action": "delete", "id": "{ks}"}, "reviewer"),
     "annotate:character_script": ({"script": "改写", "loaded_version": "{cv}"}, "reviewer"),
@@ -130,6 +139,8 @@ def populate(game: Game, user) -> None:
     KeyStatement.objects.create(game=game, owner_name=a.name, character=a, text="我在书房。")
     Job.objects.create(kind="distractors", game=game, user=user, state="done")
     Job.objects.create(kind="labelstudio-push", game=game, user=user, state="done")
+    Job.objects.create(kind="export", game=game, user=user, state="done", params={"format": "jsonl"})
+    EvidenceSpan.objects.create(game=game, document="manual", start=0, end=1, quote=game.truth_text[:1])
     AuditEntry.objects.create(game=game, user=user, item_type="question", item_id=game.questions.first().pk,
                               action="update", before={}, after={})
 
