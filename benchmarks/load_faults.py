@@ -159,8 +159,9 @@ class _Session:
                 self.tally.errors.append(f"{op}: HTTP {status} {path}")
         return status, text, {"location": location}
 
-    def version(self) -> int | None:
-        status, text, _ = self.request("question page", "GET", f"/g/{SLUG}/questions/{self.plan.question}/")
+    def version(self, page: str = "question page", path: str = "") -> int | None:
+        """The version the editor page carries, as a browser would post it back."""
+        status, text, _ = self.request(page, "GET", path or f"/g/{SLUG}/questions/{self.plan.question}/")
         found = VERSION_RE.search(text) if status == 200 else None
         return int(found.group(1)) if found else None
 
@@ -208,9 +209,13 @@ class _Session:
 
     def edit_relationship(self, token: str) -> None:
         note = f"{self.plan.username} {token}"
+        path = f"/g/{SLUG}/relationships/{self.plan.relationship}/"
+        version = self.version("relationship page", path)
+        if version is None:
+            return
         body = urlencode({"source": self.plan.source, "target": self.plan.target, "labels": ["father of x"],
-                          "note": note}, doseq=True)
-        status, _t, _ = self.request("relationship edit", "POST", f"/g/{SLUG}/relationships/{self.plan.relationship}/", body)
+                          "note": note, "version": version}, doseq=True)
+        status, _t, _ = self.request("relationship edit", "POST", path, body)
         self._acknowledge(status == 302, "relationship edit", _t, status)
         if status == 302:
             with self.tally.lock:

@@ -63,7 +63,7 @@ def test_review_states_decide_what_the_export_uses(transcript, member):
     row = list(turn_rows(transcript))[1]
     assert row["triplets"] == GOOD["triplets"] and row["annotation"]["annotator"] == "anna"
     assert row["belief_matrix"][1] == [1.0, 0.0, 0.0]
-    with pytest.raises(RoleError, match="only their own draft or rejected items"):  # approved: not the annotator's to edit
+    with pytest.raises(RoleError, match="changes only through review"):  # approved: not the annotator's to edit
         services.save_annotation(turn, anna, GOOD, expected_version=mine.version)
 
 
