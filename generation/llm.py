@@ -40,12 +40,14 @@ R = TypeVar("R")
 class LLMError(Exception):
     """The endpoint could not give a usable answer; the message says why, for a person.
 
-    ``reply`` keeps the last raw reply text when there was one (so a caller can show it).
+    ``reply`` keeps the last raw reply text when there was one (so a caller can show it), and
+    ``usage`` the tokens the failed tries still cost.
     """
 
-    def __init__(self, message: str, reply: str = "") -> None:
+    def __init__(self, message: str, reply: str = "", usage: dict[str, int] | None = None) -> None:
         super().__init__(message)
         self.reply = reply
+        self.usage = usage or {}
 
 
 @dataclass
@@ -190,7 +192,9 @@ class LLMClient:
         if schema is None or RESPONSE_FORMATS[level] == "none":
             return {}
         if RESPONSE_FORMATS[level] == "json_object":
-            return {"response_format": {"type": "json_object"}}
+            # llama.cpp's server reads a "schema" here and constrains the reply to it; servers that
+            # ignore it still get JSON, and one that refuses it steps down to the next rung.
+            return {"response_format": {"type": "json_object", "schema": schema}}
         return {"response_format": {"type": "json_schema",
                                     "json_schema": {"name": name, "schema": schema, "strict": True}}}
 
@@ -281,7 +285,8 @@ class LLMClient:
                 delay = min(self.settings.max_backoff, max(delay, wait))
             log.info("LLM attempt %d/%d failed (%s); retrying in %.2fs", attempt, attempts, last, delay)
             self._sleep(delay)
-        raise LLMError(f"{last} (gave up after {attempts} attempt{'s' if attempts > 1 else ''})", reply=last_text)
+        raise LLMError(f"{last} (gave up after {attempts} attempt{'s' if attempts > 1 else ''})", reply=last_text,
+                       usage=usage)
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[tuple[T, R | None, Exception | None]]:
         """Run ``fn`` over ``items`` with at most ``concurrency`` in flight; yield as each finishes.

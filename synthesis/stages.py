@@ -57,7 +57,7 @@ class Asker:
             reply = self.client.chat_reply(messages, schema, name=stage, parse=parse, max_tokens=self.max_tokens)
         except LLMError as exc:
             self.record(stage=stage, key=key, round=self.round, messages=messages, reply=exc.reply, parsed=None,
-                        problems=[], usage={}, ok=False, error=str(exc), seconds=time.monotonic() - started)
+                        problems=[], usage=exc.usage, ok=False, error=str(exc), seconds=time.monotonic() - started)
             raise StageFailed(stage, str(exc), exc.reply) from exc
         problems = repairs + [f"attempt failed: {e}" for e in reply.errors]
         self.last = self.record(stage=stage, key=key, round=self.round, messages=messages, reply=reply.text, parsed=reply.value,

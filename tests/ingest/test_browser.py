@@ -4,6 +4,7 @@ line, mark the clue section as manual, change an image clue's kind) and rebuild 
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from annotate import models as m
 
@@ -49,7 +50,7 @@ def test_upload_live_status_and_split_editor(page, live_server, uploader, en_com
     assert page.locator("#job-summary").is_hidden()
     page.evaluate("window.__stayed = true")  # gone if the page reloads
     run_job(job.pk)  # what db_worker does
-    page.wait_for_function("document.getElementById('job-state').textContent === 'done'")
+    expect(page.locator("#job-state")).to_have_text("done", timeout=30_000)
     assert page.evaluate("window.__stayed") is True
     summary = page.locator("#summary-lines").inner_text()
     assert "characters found: 4" in summary and "1 media_rich" in summary

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from django.core.management import call_command
+from playwright.sync_api import expect
 
 from annotate.models import ChainNode, Character, EvidenceSpan, Game, Membership, Question, ReasoningChain, Relationship
 
@@ -200,7 +201,7 @@ def test_drafts_survive_a_reload_and_help_overlay_opens(page, live_server, manag
     page.wait_for_url("**/questions/new/**")
     page.fill("#stem", "还没保存的问题？")
     page.locator(".option input.grow").first.fill("林管家")
-    page.wait_for_function("document.getElementById('autosave').textContent.includes('server')", timeout=10_000)
+    expect(page.locator("#autosave")).to_contain_text("server", timeout=10_000)
     from annotate.models import Draft
 
     assert Draft.objects.get(user=manager, game=game).data["fields"]["stem"] == "还没保存的问题？"
