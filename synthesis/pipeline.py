@@ -65,12 +65,7 @@ def make_client(options: SynthesisSettings):
     """The one LLM client, on the configured endpoint or ``--base-url`` (a local server needs no key)."""
     from generation.llm import LLMClient, LLMSettings
 
-    settings = LLMSettings.from_settings(model=options.model or None, base_url=options.base_url or None)
-    if not settings.api_key and settings.base_url:
-        from dataclasses import replace
-
-        settings = replace(settings, api_key="no-key")  # keyless local servers accept any key
-    return LLMClient(settings)
+    return LLMClient(LLMSettings.from_settings(model=options.model or None, base_url=options.base_url or None))
 
 
 class _Recorder:
@@ -86,7 +81,7 @@ class _Recorder:
         cost = None
         if self.price:
             cost = (usage.get("prompt_tokens", 0) * self.price[0] + usage.get("completion_tokens", 0) * self.price[1]) / 1e6
-            self.usage["cost"] = round_cost((self.usage.get("cost") or 0.0) + cost)
+            self.usage["cost"] = round((self.usage.get("cost") or 0.0) + cost, 6)
         for field in ("prompt_tokens", "completion_tokens"):
             self.usage[field] = self.usage.get(field, 0) + usage.get(field, 0)
         self.usage["requests"] = self.usage.get("requests", 0) + 1
@@ -96,10 +91,6 @@ class _Recorder:
         self.run.usage = dict(self.usage)  # the caller's run object stays current for its later save()
         SynthesisRun.objects.filter(pk=self.run.pk).update(usage=self.usage)
         return record
-
-
-def round_cost(value: float) -> float:
-    return round(value, 6)
 
 
 def _asker(run: SynthesisRun, client: Any, options: SynthesisSettings, progress: Callable[[str], None]) -> stages.Asker:

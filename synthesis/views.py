@@ -21,7 +21,7 @@ def _endpoint_note() -> str:
     from generation.llm import LLMSettings
 
     settings = LLMSettings.from_settings()
-    if settings.configured or settings.base_url:
+    if settings.configured:
         return f"Requests go to {settings.describe()}."
     return ("No LLM endpoint is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a local server). "
             "Synthesis cannot run offline.")
