@@ -24,6 +24,7 @@ from .service import (
     EXPORT_FORMATS,
     IMPORT_FORMATS,
     ExportRefused,
+    NothingToExport,
     export_games,
     import_dataset,
 )
@@ -54,12 +55,14 @@ def _problem_dicts(problems) -> list[dict]:
 # ---- export --------------------------------------------------------------------------------
 
 
-def start_export_job(game: Game, user, *, fmt: str, include_drafts: bool = False, force: bool = False) -> Job:
+def start_export_job(game: Game, user, *, fmt: str, include_drafts: bool = False, force: bool = False,
+                     allow_empty: bool = False) -> Job:
     """Record and enqueue an export of one game (the caller has checked the manager role)."""
     if fmt not in EXPORT_FORMATS:
         raise JobRefused(f"Unknown format “{fmt}”; choose one of {', '.join(EXPORT_FORMATS)}.")
     job = Job.objects.create(kind=EXPORT_KIND, game=game, user=user, total=3, message="queued",
-                             params={"format": fmt, "include_drafts": include_drafts, "force": force})
+                             params={"format": fmt, "include_drafts": include_drafts, "force": force,
+                                     "allow_empty": allow_empty})
     export_task.enqueue(job.pk)
     job.refresh_from_db()
     return job
@@ -83,7 +86,12 @@ def run_export_job(job_id: int) -> dict:
     data_dir = out / "data"
     try:
         summary = export_games(params["format"], data_dir, slugs=[game.slug], force=params["force"],
-                               include_drafts=params["include_drafts"])
+                               include_drafts=params["include_drafts"], allow_empty=params.get("allow_empty", False))
+    except NothingToExport as empty:
+        shutil.rmtree(out, ignore_errors=True)
+        result = {"skipped": empty.skipped, "problems": []}
+        _update(job_id, state=Job.State.FAILED, result=result, message=f"Not exported: {empty}.")
+        return result
     except ExportRefused as refused:
         shutil.rmtree(out, ignore_errors=True)
         result = {"problems": _problem_dicts(refused.problems), "errors": len(errors(refused.problems))}
@@ -102,7 +110,7 @@ def run_export_job(job_id: int) -> dict:
             archive.write(path, path.relative_to(data_dir).as_posix())
     shutil.rmtree(data_dir, ignore_errors=True)
     result = {"zip": name, "files": len(summary.files), "questions": summary.questions,
-              "problems": _problem_dicts(summary.problems)}
+              "problems": _problem_dicts(summary.problems), "skipped": summary.skipped}
     _update(job_id, state=Job.State.DONE, done=3, result=result,
             message=f"Done: {len(summary.files)} file(s), {summary.questions} question(s).")
     _prune_exports(game)

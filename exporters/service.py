@@ -21,8 +21,10 @@ from .validate import FORMAT_KINDS, errors, validate_games
 
 logger = logging.getLogger(__name__)
 
-IMPORT_FORMATS = ("wellplay", "whodunitbench")
-EXPORT_FORMATS = ("wellplay", "whodunitbench", "jsonl", "csv")
+IMPORT_FORMATS = ("wellplay", "whodunitbench", "casebook")
+EXPORT_FORMATS = ("wellplay", "whodunitbench", "jsonl", "csv", "casebook", "hf")
+# Written from the stored rows, not the interchange model: every field, review state and span.
+DOCUMENT_FORMATS = ("casebook", "hf")
 
 
 def read_dataset(fmt: str, path: Path) -> ReadResult:
@@ -82,7 +84,7 @@ class ImportSummary:
 
     @property
     def failed(self) -> list[ImportedGame]:
-        return [g for g in self.games if g.status in {"failed", "exists", "refused"}]
+        return [g for g in self.games if g.status in {"failed", "exists", "refused", "rolled back"}]
 
     @property
     def errors(self) -> list[ix.Problem]:
@@ -130,6 +132,10 @@ def import_dataset(
     from annotate.builder import build_game
 
     check_import_size(path)
+    if fmt == "casebook":
+        from .casebook_format.service import import_casebook
+
+        return import_casebook(Path(path), replace=replace, user=user, progress=progress)
     result = read_dataset(fmt, path)
     in_games = {id(p) for g in result.games for p in g.report}
     summary = ImportSummary(problems=[p for p in result.problems if id(p) not in in_games])
@@ -168,6 +174,15 @@ def _storage_problem(exc: Exception) -> str:
 # Export
 
 
+class NothingToExport(ValueError):
+    """Every chosen game lacks questions of the format (and empty games were not allowed); nothing written."""
+
+    def __init__(self, skipped: list[str]) -> None:
+        super().__init__(f"nothing to export: {', '.join(skipped)} ha{'s' if len(skipped) == 1 else 've'} no "
+                         "questions of this format; allow empty games (--allow-empty) to export their scripts")
+        self.skipped = skipped
+
+
 class ExportRefused(Exception):
     """Validation found errors; nothing was written."""
 
@@ -184,9 +199,22 @@ class ExportSummary:
     problems: list[ix.Problem]
     skipped: list[str] = field(default_factory=list)
 
+    @property
+    def skipped_message(self) -> str:
+        """Why games were left out (empty when none were), for the console and the job result."""
+        if not self.skipped:
+            return ""
+        return (f"skipped {len(self.skipped)} game(s) with no questions of this format: {', '.join(self.skipped)} "
+                "(allow empty games to export those that have role scripts)")
 
-def select_games(fmt: str, slugs: list[str] | None, language: str | None):
-    """The Game rows to export: the named ones, else every game with content for ``fmt``."""
+
+def select_games(fmt: str, slugs: list[str] | None, language: str | None, allow_empty: bool = False):
+    """The Game rows to export: the named ones, else every game with content for ``fmt``.
+
+    The published layouts hold games with questions of their kinds; ``allow_empty`` also takes a
+    game that has role scripts but no such questions (a freshly ingested one). The rest are
+    returned as skipped, for the caller to report.
+    """
     from django.db.models import Q
 
     from annotate.models import Game
@@ -201,13 +229,15 @@ def select_games(fmt: str, slugs: list[str] | None, language: str | None):
             if found is None:
                 raise ValueError(f"no game '{slug}'" + (f" in language '{language}'" if language else ""))
             chosen.append(found)
+    else:
+        chosen = list(qs)
+    if fmt not in FORMAT_KINDS:
         return chosen, []
-    if fmt in FORMAT_KINDS:
-        with_kinds = qs.filter(questions__kind__in=FORMAT_KINDS[fmt]).distinct()
-        kept = list(with_kinds)
-        skipped = [g.slug for g in qs.exclude(pk__in=[g.pk for g in kept])]
-        return kept, skipped
-    return list(qs), []
+    wanted = Q(questions__kind__in=FORMAT_KINDS[fmt])
+    if allow_empty:
+        wanted |= Q(characters__script__gt="")
+    with_content = set(Game.objects.filter(wanted, pk__in=[g.pk for g in chosen]).values_list("pk", flat=True))
+    return [g for g in chosen if g.pk in with_content], [g.slug for g in chosen if g.pk not in with_content]
 
 
 def export_games(
@@ -218,11 +248,13 @@ def export_games(
     language: str | None = None,
     force: bool = False,
     include_drafts: bool = False,
+    allow_empty: bool = False,
     progress: Callable[[Iterable], Iterable] = lambda it: it,
 ) -> ExportSummary:
     """Validate then write; with errors and no ``force``, raise ExportRefused and write nothing.
 
-    Only approved items are exported unless ``include_drafts``. Every game is read in one
+    Only approved items are exported unless ``include_drafts``; the casebook format always carries
+    everything (drafts, rejected options, withdrawn spans), as it is a lossless copy of the games. Every game is read in one
     transaction (REPEATABLE READ on PostgreSQL), so concurrent edits land wholly in or wholly out
     of the export. The files are written to a staging folder beside ``out_dir`` that replaces it
     only once complete: ``out_dir`` then holds exactly this export (no stale files of an earlier
@@ -236,35 +268,71 @@ def export_games(
     _check_target(out_dir)
     statuses = None if include_drafts else (ix.Status.APPROVED,)
     with consistent_snapshot():
-        rows, skipped = select_games(fmt, slugs, language)
-        games = [load_game(row, statuses=statuses) for row in progress(rows)]
+        rows, skipped = select_games(fmt, slugs, language, allow_empty)
+        if skipped and not rows:
+            raise NothingToExport(skipped)
+        documents = []
+        if fmt in DOCUMENT_FORMATS:
+            from .casebook_format.document import build_document
+
+            documents = [build_document(row) for row in progress(rows)]
+        games = [] if fmt == "casebook" else [
+            load_game(row, statuses=statuses) for row in (rows if documents else progress(rows))]
+    if fmt == "casebook":
+        return _write_documents(fmt, documents, out_dir, skipped)
     if fmt in FORMAT_KINDS:
         for game in games:
             game.questions = [q for q in game.questions if q.kind in FORMAT_KINDS[fmt]]
     problems = validate_games(games, fmt)
     if errors(problems) and not force:
         raise ExportRefused(problems)
+    with staged(out_dir) as staging:
+        if fmt == "hf":
+            from .hf.writer import write_hf
+
+            written = write_hf(documents, staging, include_drafts=include_drafts)
+        else:
+            written = write_dataset(fmt, games, staging)
+        if problems:
+            _write_problems(staging / "export_problems.txt", problems)
+            written.append(staging / "export_problems.txt")
+        (staging / EXPORT_MARKER).write_text(f"{fmt}\n", encoding="utf-8")
+    return ExportSummary(
+        files=sorted(out_dir / path.relative_to(staging) for path in written), games=[g.slug for g in games],
+        questions=sum(len(g.questions) for g in games), problems=problems, skipped=skipped,
+    )
+
+
+def _write_documents(fmt: str, documents: list, out_dir: Path, skipped: list[str]) -> ExportSummary:
+    """The casebook format: no validation (it copies work in progress as it is), the same atomic swap."""
+    from .casebook_format.writer import write_casebook
+
+    with staged(out_dir) as staging:
+        written = write_casebook(documents, staging)
+        (staging / EXPORT_MARKER).write_text(f"{fmt}\n", encoding="utf-8")
+    return ExportSummary(
+        files=sorted(out_dir / path.relative_to(staging) for path in written),
+        games=[d.data["game"]["slug"] for d in documents],
+        questions=sum(len(d.data["questions"]) for d in documents), problems=[], skipped=skipped,
+    )
+
+
+@contextmanager
+def staged(out_dir: Path):
+    """A staging folder beside ``out_dir`` that replaces it when the block completes (else is removed)."""
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.export-", dir=out_dir.parent))
     except OSError as exc:
         raise ExportError(f"Cannot write the export to {out_dir}: {os_problem(exc)}. Nothing was written.") from None
     try:
-        written = write_dataset(fmt, games, staging)
-        if problems:
-            _write_problems(staging / "export_problems.txt", problems)
-            written.append(staging / "export_problems.txt")
-        (staging / EXPORT_MARKER).write_text(f"{fmt}\n", encoding="utf-8")
+        yield staging
         _swap_into_place(staging, out_dir)
     except OSError as exc:
         raise ExportError(f"Cannot write the export to {out_dir}: {os_problem(exc)}. "
                           f"{out_dir} was left as it was.") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return ExportSummary(
-        files=sorted(out_dir / path.relative_to(staging) for path in written), games=[g.slug for g in games],
-        questions=sum(len(g.questions) for g in games), problems=problems, skipped=skipped,
-    )
 
 
 # Written into every export folder: only such a folder (or an empty one) is replaced by a new export.

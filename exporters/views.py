@@ -34,7 +34,8 @@ def export_page(request: HttpRequest, slug: str) -> HttpResponse:
         try:
             job = jobs.start_export_job(game, request.user, fmt=request.POST.get("format", ""),
                                         include_drafts=bool(request.POST.get("include_drafts")),
-                                        force=bool(request.POST.get("force")))
+                                        force=bool(request.POST.get("force")),
+                                        allow_empty=bool(request.POST.get("allow_empty")))
         except jobs.JobRefused as exc:
             messages.error(request, str(exc))
         else:

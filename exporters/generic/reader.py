@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .writer import LIST_COLUMNS
+
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     records = []
@@ -24,9 +26,10 @@ def read_csv(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8-sig", newline="") as fh:
         rows = list(csv.DictReader(fh))
     for row in rows:
-        for key in ("options", "answer_texts", "premises", "evidence", "provenance"):
+        for key in (*LIST_COLUMNS, "goals"):
             if row.get(key):
                 row[key] = json.loads(row[key])
-        row["multi"] = row.get("multi") == "True"
-        row["weight"] = int(row["weight"]) if row.get("weight") else None
+        if "multi" in row:  # questions.csv (scripts.csv and clues.csv have no such columns)
+            row["multi"] = row["multi"] == "True"
+            row["weight"] = int(row["weight"]) if row.get("weight") else None
     return rows

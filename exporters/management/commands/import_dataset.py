@@ -1,4 +1,4 @@
-"""python manage.py import_dataset --format wellplay|whodunitbench PATH [--replace] [--allow-errors]"""
+"""python manage.py import_dataset --format wellplay|whodunitbench|casebook PATH [--replace] [--allow-errors]"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,7 +14,9 @@ class Command(BaseCommand):
         "Import a published dataset (WellPlay: a folder with chinese/ and/or english/ in layout G1, G2 or G3, "
         "or one game folder; WhodunitBench: a Dataset/ folder or one game folder). Prints a per-file report of "
         "every irregularity and what was done about it; the report is also stored with each game. A game whose "
-        "reading met an error (a skipped file …) is not stored and the command fails, unless --allow-errors."
+        "reading met an error (a skipped file …) is not stored and the command fails, unless --allow-errors. "
+        "Casebook: one game folder (with manifest.json) or a folder of them, as `export --format casebook` "
+        "writes; checksums, format version and schema are checked first, and the games are stored all or none."
     )
 
     def add_arguments(self, parser) -> None:
@@ -66,6 +68,8 @@ class Command(BaseCommand):
                 hints.append("fix the errors listed above, or use --allow-errors to store what could be read")
             raise CommandError("not imported: " + ", ".join(f"{g.slug} ({g.status})" for g in summary.failed)
                                + "".join(f"; {h}" for h in hints))
+        if not summary.games and summary.errors:
+            raise CommandError(f"not imported: {summary.errors[0].message}")
         if not summary.games:
             raise CommandError(f"no game found under {path} for format {opts['format']}")
         if summary.errors and not opts["allow_errors"]:
