@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parent.parent
-HEAVY = ("openai", "label_studio_sdk", "pandas", "matplotlib", "numpy", "pyarrow")
+HEAVY = ("openai", "label_studio_sdk", "pandas", "matplotlib", "numpy", "pyarrow", "datasets", "jsonschema")
 
 PROBE = f"""
 import json, os, sys
