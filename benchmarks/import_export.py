@@ -38,7 +38,7 @@ def main() -> None:
 
     from annotate.builder import build_game
     from annotate.models import Game
-    from exporters.service import EXPORT_FORMATS, export_games, read_dataset
+    from exporters.service import EXPORT_FORMATS, export_games, import_dataset, read_dataset
 
     call_command("migrate", verbosity=0)
     print(f"database: {connection.vendor} ({os.environ.get('DATABASE_URL', 'SQLite in ' + data_dir)})")
@@ -73,6 +73,14 @@ def main() -> None:
                 queries, n = len(ctx.captured_queries), summary.questions
             if best != float("inf"):
                 print(f"{'export ' + fmt:38} {game.source_id[:34]:34} {best:8.3f} {queries:8d} {n:9d}")
+        # A Casebook export read back: checked (checksums, schema), then rebuilt in place (--replace).
+        folder = out_root / f"casebook-{game.pk}-0"
+        with CaptureQueriesContext(connection) as ctx:
+            start = time.perf_counter()
+            imported = import_dataset("casebook", folder, replace=True)
+            elapsed = time.perf_counter() - start
+        print(f"{'import casebook --replace':38} {game.source_id[:34]:34} {elapsed:8.3f} {len(ctx.captured_queries):8d} "
+              f"{sum(g.questions for g in imported.games):9d}  [{', '.join(g.status for g in imported.games)}]")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@ A document carries a summary of the game's audit log (entries per action, item t
 first and last time), not the snapshots themselves. Importing a document writes one audit entry
 (``casebook-import``) holding that summary and each item's review people (author, reviewer,
 approval time) as named in the document. A later export adds the summary recorded there to the
-entries made on this server since, and names people who have no account here as recorded — so
-the import → export round trip gives back the same document.
+entries made on this server since that import (earlier ones of a replaced game are still in the log,
+but the document replaced them), and names people who have no account here as recorded — so the
+import → export round trip gives back the same document.
 """
 from __future__ import annotations
 
@@ -30,8 +31,11 @@ def imported_record(row: m.Game) -> dict[str, dict[str, str]]:
 
 
 def summary_of(row: m.Game) -> dict[str, Any]:
-    """Counts of the game's audit entries (this server's plus those summarised at import)."""
+    """Counts of the game's audit entries: those summarised at its last import plus this server's since."""
+    imported = _latest_import(row)
     local = m.AuditEntry.objects.filter(game=row).exclude(action=IMPORT_ACTION).select_related("user")
+    if imported is not None:
+        local = local.filter(pk__gt=imported.pk)
     actions, types, users = Counter(), Counter(), Counter()
     times = []
     for entry in local.only("action", "item_type", "at", "user__username"):
@@ -39,8 +43,7 @@ def summary_of(row: m.Game) -> dict[str, Any]:
         types[entry.item_type] += 1
         users[entry.user.get_username() if entry.user else ""] += 1
         times.append(entry.at.isoformat())
-    entry = _latest_import(row)
-    before = (entry.after or {}).get("audit", {}) if entry else {}
+    before = (imported.after or {}).get("audit", {}) if imported else {}
     actions.update(before.get("by_action", {}))
     types.update(before.get("by_item_type", {}))
     users.update(before.get("by_user", {}))

@@ -175,10 +175,12 @@ def _spans(row: m.Game, data: dict[str, Any], people: _People) -> None:
 
 
 def _sessions(row: m.Game, sessions: list[dict[str, Any]], people: _People, replace: bool) -> None:
+    if not apps.is_installed("playlogs"):
+        if sessions:
+            raise ValueError("the document holds played sessions but the playlogs app is not installed")
+        return
     if not sessions and not replace:
         return
-    if not apps.is_installed("playlogs"):
-        raise ValueError("the document holds played sessions but the playlogs app is not installed")
     Session, Player, Turn, TurnAnnotation = (apps.get_model("playlogs", name)
                                              for name in ("Session", "Player", "Turn", "TurnAnnotation"))
     Session.objects.filter(game=row).delete()  # a replace makes the sessions equal to the document's
@@ -210,10 +212,12 @@ def _sessions(row: m.Game, sessions: list[dict[str, Any]], people: _People, repl
 
 
 def _synthesis(row: m.Game, runs: list[dict[str, Any]], people: _People, replace: bool) -> None:
+    if not apps.is_installed("synthesis"):
+        if runs:
+            raise ValueError("the document holds synthesis provenance but the synthesis app is not installed")
+        return
     if not runs and not replace:
         return
-    if not apps.is_installed("synthesis"):
-        raise ValueError("the document holds synthesis provenance but the synthesis app is not installed")
     from .document import RECORD_FIELDS, RUN_FIELDS
 
     SynthesisRun, StageRecord = apps.get_model("synthesis", "SynthesisRun"), apps.get_model("synthesis", "StageRecord")

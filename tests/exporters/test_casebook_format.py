@@ -211,17 +211,21 @@ def test_damaged_folders_are_refused_and_nothing_changes(media, damage, message)
 
 def test_an_existing_game_with_other_content_fails_the_whole_import(media):
     call_command("load_demo", verbosity=0)
-    export(media / "a")
+    annotate_demo()
+    first = export(media / "a")
     zh = m.Game.objects.get(source_id=ZH)
     zh.title = "改过的标题"
     zh.save()
+    question_ids = list(zh.questions.order_by("position").values_list("pk", flat=True))
     m.Game.objects.exclude(pk=zh.pk).delete()  # the other game would be created …
     before = table_counts()
     with pytest.raises(CommandError, match="exists"):
         call_command("import_dataset", "--format", "casebook", str(media / "a"), verbosity=0)
     assert table_counts() == before  # … but is rolled back with the refused one
     call_command("import_dataset", "--format", "casebook", str(media / "a"), "--replace", verbosity=0)
-    assert m.Game.objects.get(pk=zh.pk).title == "松风茶社"  # replaced in place: same row
+    assert m.Game.objects.get(pk=zh.pk).title == "松风茶社"  # replaced in place: same row, same question ids
+    assert list(zh.questions.order_by("position").values_list("pk", flat=True)) == question_ids
+    assert export(media / "b") == first  # and equal to the document again
 
 
 def test_schema_file_is_a_valid_schema_and_rejects_bad_documents():
