@@ -244,8 +244,12 @@ def run_import_job(job_id: int) -> dict:
     result = {"games": games, "problems": _problem_dicts(summary.problems)}
     failed = len(summary.failed) + len(not_yours)
     state = Job.State.DONE if len(games) > failed else Job.State.FAILED
-    message = f"{len(games) - failed} game(s) imported, {failed} not imported." if games else \
-        "No game was found in the upload; see the problems below."
+    if games:
+        message = f"{len(games) - failed} game(s) imported, {failed} not imported."
+    elif summary.errors:  # e.g. a Casebook folder whose checksums or version do not match
+        message = f"Nothing was imported: {summary.errors[0].message}"
+    else:
+        message = "No game was found in the upload; see the problems below."
     _update(job_id, state=state, result=result, message=message)
     return result
 

@@ -127,3 +127,15 @@ def test_casebook_export_and_import_pages_round_trip(media, client, django_user_
     call_command("export", "--format", "casebook", "--out", str(media / "again"), "--game",
                  "demo-pine-wind-teahouse-zh", verbosity=0)
     assert (Path(media / "again") / "demo-pine-wind-teahouse-zh" / "game.json").read_bytes() == before
+    # A damaged upload: the job fails with the reason and nothing is stored.
+    games = m.Game.objects.count()
+    damaged = io.BytesIO()
+    with zipfile.ZipFile(damaged, "w") as out:
+        for name in names:
+            data = archive.read(name)
+            out.writestr(name, data.replace("松风茶社".encode(), "松风荼社".encode()) if name.endswith("game.json") else data)
+    client.post(reverse("exporters:import"), {"format": "casebook",
+                                              "archive": SimpleUploadedFile("bad.zip", damaged.getvalue())})
+    refused = m.Job.objects.filter(kind="import").order_by("-pk").first()
+    assert refused.state == "failed" and "checksum mismatch" in refused.message
+    assert m.Game.objects.count() == games
