@@ -58,8 +58,10 @@ def summary_of(row: m.Game) -> dict[str, Any]:
     }
 
 
-def record_import(row: m.Game, document: dict[str, Any], user: Any = None) -> m.AuditEntry:
-    """The one audit entry an import writes: the document's summary and review people per item."""
+def record_import(row: m.Game, document: dict[str, Any], user: Any = None,
+                  unplaced: dict[str, list] | None = None) -> m.AuditEntry:
+    """The one audit entry an import writes: the document's summary, review people per item, and the
+    validation answers and relationship labels of people with no account here (``unplaced``)."""
     items: dict[str, dict[str, str]] = {}
 
     def note(item_id: str, **names: str) -> None:
@@ -80,6 +82,11 @@ def record_import(row: m.Game, document: dict[str, Any], user: Any = None) -> m.
                      reviewer=a["review"]["reviewer"])
     for n, run in enumerate(document.get("synthesis", []), 1):
         note(f"synthesis{n}", user=run["user"])
+    workflow = document.get("workflow", {})
+    for n, comment in enumerate(workflow.get("comments", []), 1):
+        note(f"comment{n}", author=comment["author"])
+    if unplaced:
+        items["_unplaced"] = unplaced
     return m.AuditEntry.objects.create(
         game=row, user=user if getattr(user, "is_authenticated", False) else None, item_type="game",
         item_id=row.pk, action=IMPORT_ACTION,

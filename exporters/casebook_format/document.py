@@ -176,6 +176,9 @@ def build_document(row: m.Game) -> GameDocument:
         "key_statements": [{"owner": k.owner, "text": k.text, "node": k.node} for k in game.key_statements],
         "questions": [_question(q, f"q{i}", names, clue_keys, node_keys, evidence, review(q, f"q{i}", approved_at.get(q.pk)))
                       for i, q in enumerate(questions, 1)],
+        "workflow": _workflow(row, person, {"question": [q.pk for q in questions],
+                                            "relationship": [r.pk for r in relationships],
+                                            "reasoningchain": [c.pk for c in chains]}, recorded),
         "sessions": _sessions(row, person),
         "synthesis": _synthesis(row, person),
         "audit": summary_of(row),
@@ -195,6 +198,41 @@ def _question(q: m.Question, qid: str, names, clue_keys, node_keys, evidence, re
             for o in q.options.all()
         ],
     }
+
+
+ITEM_PREFIX = {"question": "q", "relationship": "r", "reasoningchain": "ch"}
+
+
+def _workflow(row: m.Game, person, pks: dict[str, list[int]], recorded: dict[str, Any]) -> dict[str, list]:
+    """Review comments, blind validation answers and per-annotator relationship labels (the ``review``
+    app, when installed), tied to items by document id. Answers and labels of people with no account
+    here cannot be rows; an import keeps them in its audit entry and they are exported from there."""
+    out: dict[str, list] = {"comments": [], "validations": [], "label_judgements": []}
+    if not apps.is_installed("review"):
+        return out
+    Comment, ValidationAnswer, LabelJudgement = (apps.get_model("review", name)
+                                                 for name in ("Comment", "ValidationAnswer", "LabelJudgement"))
+    ids = {(kind, pk): f"{ITEM_PREFIX[kind]}{i}" for kind, items in pks.items() for i, pk in enumerate(items, 1)}
+    comments = Comment.objects.filter(game=row).select_related("author").order_by("created_at", "id")
+    for comment in comments:
+        item = ids.get((comment.item_type, comment.item_id))
+        if item is not None:  # comments on deleted items stay behind
+            n = len(out["comments"]) + 1
+            out["comments"].append({"item": item, "author": person(comment.author, f"comment{n}", "author"),
+                                    "text": comment.text, "system": comment.system})
+    for v in ValidationAnswer.objects.filter(question__game=row).select_related("validator"):
+        out["validations"].append({"question": ids[("question", v.question_id)], "validator": v.validator.get_username(),
+                                   "letters": v.letters, "key": v.key, "agrees": v.agrees,
+                                   "question_version": v.question_version})
+    for j in LabelJudgement.objects.filter(game=row).select_related("annotator", "source", "target"):
+        out["label_judgements"].append({"annotator": j.annotator.get_username(), "source": j.source.name,
+                                        "target": j.target.name, "labels": list(j.labels)})
+    unplaced = recorded.get("_unplaced", {})
+    out["validations"] += unplaced.get("validations", [])
+    out["label_judgements"] += unplaced.get("label_judgements", [])
+    out["validations"].sort(key=lambda v: (int(v["question"][1:]), v["validator"], v["question_version"]))
+    out["label_judgements"].sort(key=lambda j: (j["source"], j["target"], j["annotator"]))
+    return out
 
 
 def _sessions(row: m.Game, person) -> list[dict[str, Any]]:

@@ -71,6 +71,13 @@ def reference_problems(data: dict[str, Any], images: set[str]) -> list[str]:
     cited += [(f"{c['id']}/{n['key']}", n["evidence"]) for c in data["chains"] for n in c["nodes"]]
     for item, evidence in cited:
         out += [f"{item} cites unknown span {sid}" for sid in evidence if sid not in spans]
+    items = ({q["id"] for q in data["questions"]} | {r["id"] for r in data["relationships"]}
+             | {c["id"] for c in data["chains"]})
+    out += [f"a comment is on unknown item {c['item']}" for c in data["workflow"]["comments"] if c["item"] not in items]
+    out += [f"a validation answer is on unknown question {v['question']}" for v in data["workflow"]["validations"]
+            if v["question"] not in items]
+    out += [f"relationship labels name unknown characters {j['source']!r} → {j['target']!r}"
+            for j in data["workflow"]["label_judgements"] if j["source"] not in names or j["target"] not in names]
     for c in data["clues"]:
         if c["image"] and c["image"] not in images:
             out.append(f"clue {c['key']!r} names image {c['image']} which the folder does not hold")

@@ -105,7 +105,8 @@ def restore_document(data: dict[str, Any], images: dict[str, bytes], *, replace:
         _spans(row, data, people)
         _sessions(row, data.get("sessions", []), people, replace)
         _synthesis(row, data.get("synthesis", []), people, replace)
-        record_import(row, data, user)
+        unplaced = _workflow(row, data["workflow"], people)
+        record_import(row, data, user, unplaced)
     return built
 
 
@@ -172,6 +173,51 @@ def _spans(row: m.Game, data: dict[str, Any], people: _People) -> None:
                            strict=True):
         nodes += list(zip(chain.nodes.order_by("position", "id"), item["nodes"], strict=True))
     link(m.ChainNode.evidence.through, "chainnode", [n for n, _ in nodes], [i for _, i in nodes])
+
+
+def _workflow(row: m.Game, workflow: dict[str, list], people: _People) -> dict[str, list]:
+    """Comments, validation answers and relationship labels; returns those whose person has no account here."""
+    unplaced: dict[str, list] = {}
+    if not apps.is_installed("review"):
+        if any(workflow.values()):
+            raise ValueError("the document holds review comments or validations but the review app is not installed")
+        return unplaced
+    Comment, ValidationAnswer, LabelJudgement = (apps.get_model("review", name)
+                                                 for name in ("Comment", "ValidationAnswer", "LabelJudgement"))
+    items = {f"q{i}": ("question", q) for i, q in enumerate(
+        m.Question.objects.filter(game=row).order_by("position", "id").values_list("pk", flat=True), 1)}
+    items.update({f"r{i}": ("relationship", r) for i, r in enumerate(
+        m.Relationship.objects.filter(game=row).order_by("position", "id").values_list("pk", flat=True), 1)})
+    items.update({f"ch{i}": ("reasoningchain", c) for i, c in enumerate(
+        m.ReasoningChain.objects.filter(game=row).order_by("position", "id").values_list("pk", flat=True), 1)})
+    question_ids = {sid: pk for sid, (_, pk) in items.items() if sid.startswith("q")}
+    Comment.objects.filter(game=row).delete()
+    ValidationAnswer.objects.filter(question__game=row).delete()
+    LabelJudgement.objects.filter(game=row).delete()
+    Comment.objects.bulk_create([
+        Comment(game=row, item_type=items[c["item"]][0], item_id=items[c["item"]][1], author=people(c["author"]),
+                text=c["text"], system=c["system"])
+        for c in workflow["comments"]
+    ])
+    answers = []
+    for v in workflow["validations"]:
+        if people(v["validator"]) is None:
+            unplaced.setdefault("validations", []).append(v)
+            continue
+        answers.append(ValidationAnswer(question_id=question_ids[v["question"]], validator=people(v["validator"]),
+                                        letters=v["letters"], key=v["key"], agrees=v["agrees"],
+                                        question_version=v["question_version"]))
+    ValidationAnswer.objects.bulk_create(answers)
+    characters = {c.name: c for c in row.characters.all()}
+    labels = []
+    for j in workflow["label_judgements"]:
+        if people(j["annotator"]) is None:
+            unplaced.setdefault("label_judgements", []).append(j)
+            continue
+        labels.append(LabelJudgement(game=row, annotator=people(j["annotator"]), source=characters[j["source"]],
+                                     target=characters[j["target"]], labels=j["labels"]))
+    LabelJudgement.objects.bulk_create(labels)
+    return unplaced
 
 
 def _sessions(row: m.Game, sessions: list[dict[str, Any]], people: _People, replace: bool) -> None:

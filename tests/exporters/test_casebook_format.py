@@ -101,6 +101,13 @@ def annotate_demo() -> None:
     run = SynthesisRun.objects.create(game=game, user=bob, state="done", settings={"players": 4},
                                       outputs={"outline": {"title": "x"}}, critic_rounds=[{"score": 3}],
                                       checks=[{"ok": True}], usage={"prompt_tokens": 10})
+    from review.models import Comment, LabelJudgement, ValidationAnswer
+
+    Comment.objects.create(game=game, item_type="question", item_id=q.pk, author=bob, text="答案太明显了")
+    Comment.objects.create(game=game, item_type="relationship", item_id=rel.pk, author=None, text="validator", system=True)
+    ValidationAnswer.objects.create(question=q, validator=bob, letters="b", key="a", agrees=False)
+    ValidationAnswer.objects.create(question=q, validator=alice, letters="a", key="a", agrees=True)
+    LabelJudgement.objects.create(game=game, annotator=alice, source=rel.source, target=rel.target, labels=["lover of x"])
     run.records.create(stage="outline", messages=[{"role": "user", "content": "write"}], model="m", params={},
                        reply="{}", parsed={}, problems=[], usage={"prompt_tokens": 10}, cost=0.5, seconds=1.25)
     assert free.pk
@@ -124,6 +131,11 @@ def test_demo_round_trip_is_byte_identical_with_and_without_accounts(media):
     assert [s["created_by"] for s in drafts] == ["alice", "bob"] and drafts[1]["id"] in q1["evidence"]
     assert document["sessions"][0]["turns"][0]["annotations"][0]["annotator"] == "alice"
     assert document["synthesis"][0]["records"][0]["cost"] == 0.5
+    workflow = document["workflow"]
+    assert [(c["item"], c["author"], c["system"]) for c in workflow["comments"]] == [("q1", "bob", False),
+                                                                                     ("r1", "", True)]
+    assert [(v["validator"], v["agrees"]) for v in workflow["validations"]] == [("alice", True), ("bob", False)]
+    assert workflow["label_judgements"][0]["labels"] == ["lover of x"]
     assert document["audit"]["by_action"]["approve"] == 1 and document["audit"]["by_user"]["alice"] == 1
     manifest = json.loads(first[f"{ZH}/manifest.json"])
     assert manifest["counts"]["questions"] == len(document["questions"]) == 60
@@ -140,6 +152,9 @@ def test_demo_round_trip_is_byte_identical_with_and_without_accounts(media):
     wipe(users=True)
     call_command("import_dataset", "--format", "casebook", str(media / "b"), verbosity=0)
     assert m.Question.objects.get(game__source_id=ZH, position=0).author is None
+    from review.models import ValidationAnswer
+
+    assert ValidationAnswer.objects.count() == 0  # no validator has an account: kept in the import record
     assert export(media / "c") == first
     counts = table_counts()
     assert {k: counts[k] for k in counts if k != "audit"} == {k: before[k] for k in before if k != "audit"}
