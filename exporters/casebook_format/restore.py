@@ -178,9 +178,7 @@ def _spans(row: m.Game, data: dict[str, Any], people: _People) -> None:
 def _workflow(row: m.Game, workflow: dict[str, list], people: _People) -> dict[str, list]:
     """Comments, validation answers and relationship labels; returns those whose person has no account here."""
     unplaced: dict[str, list] = {}
-    if not apps.is_installed("review"):
-        if any(workflow.values()):
-            raise ValueError("the document holds review comments or validations but the review app is not installed")
+    if not _app_needed("review", any(workflow.values()), "review comments or validations"):
         return unplaced
     Comment, ValidationAnswer, LabelJudgement = (apps.get_model("review", name)
                                                  for name in ("Comment", "ValidationAnswer", "LabelJudgement"))
@@ -220,12 +218,17 @@ def _workflow(row: m.Game, workflow: dict[str, list], people: _People) -> dict[s
     return unplaced
 
 
+def _app_needed(app: str, data: Any, what: str) -> bool:
+    """Whether ``app`` is there to restore ``data``; data for a missing app is an error, none is fine."""
+    if apps.is_installed(app):
+        return True
+    if data:
+        raise ValueError(f"the document holds {what} but the {app} app is not installed")
+    return False
+
+
 def _sessions(row: m.Game, sessions: list[dict[str, Any]], people: _People, replace: bool) -> None:
-    if not apps.is_installed("playlogs"):
-        if sessions:
-            raise ValueError("the document holds played sessions but the playlogs app is not installed")
-        return
-    if not sessions and not replace:
+    if not _app_needed("playlogs", sessions, "played sessions") or (not sessions and not replace):
         return
     Session, Player, Turn, TurnAnnotation = (apps.get_model("playlogs", name)
                                              for name in ("Session", "Player", "Turn", "TurnAnnotation"))
@@ -258,11 +261,7 @@ def _sessions(row: m.Game, sessions: list[dict[str, Any]], people: _People, repl
 
 
 def _synthesis(row: m.Game, runs: list[dict[str, Any]], people: _People, replace: bool) -> None:
-    if not apps.is_installed("synthesis"):
-        if runs:
-            raise ValueError("the document holds synthesis provenance but the synthesis app is not installed")
-        return
-    if not runs and not replace:
+    if not _app_needed("synthesis", runs, "synthesis provenance") or (not runs and not replace):
         return
     from .document import RECORD_FIELDS, RUN_FIELDS
 
