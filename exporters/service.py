@@ -254,7 +254,9 @@ def export_games(
     """Validate then write; with errors and no ``force``, raise ExportRefused and write nothing.
 
     Only approved items are exported unless ``include_drafts``; the casebook format always carries
-    everything (drafts, rejected options, withdrawn spans), as it is a lossless copy of the games. Every game is read in one
+    everything (drafts, rejected options, withdrawn spans), as it is a lossless copy of the games.
+    The published layouts skip games without questions of their kinds unless ``allow_empty``
+    (``ExportSummary.skipped``; NothingToExport when no game is left). Every game is read in one
     transaction (REPEATABLE READ on PostgreSQL), so concurrent edits land wholly in or wholly out
     of the export. The files are written to a staging folder beside ``out_dir`` that replaces it
     only once complete: ``out_dir`` then holds exactly this export (no stale files of an earlier
