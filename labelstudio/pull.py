@@ -30,8 +30,8 @@ from annotate.models import Character, EvidenceSpan, Game, Question, Relationshi
 from annotate.services import audit
 from annotate.services.questions import snapshot as question_snapshot
 from annotate.services.relationships import RelationshipError, clean_labels, save_relationship
+from casebook import conan
 from casebook.interchange import OptionReview, SpanDocument, Status, name_key
-from exporters import conan
 from generation.distractors import refresh_answer
 from review.models import Comment
 from review.states import flag_conflict

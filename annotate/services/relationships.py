@@ -7,8 +7,8 @@ from django.db import transaction
 
 from annotate.models import Character, EvidenceSpan, Game, Relationship
 from annotate.services import audit, versions
+from casebook import conan
 from casebook.interchange import Status
-from exporters import conan
 
 
 class RelationshipError(ValueError):
