@@ -1,5 +1,5 @@
 """Writing annotations: validation against the session's vocabulary, roles, version checks, audit
-and review states — the same rules as questions, chains and relationships (review.permissions,
+and review states — the same rules as questions, chains and relationships (annotate.services.permissions,
 review.states, the audit trail)."""
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from annotate.services import permissions
 from casebook.interchange import Status
-from review import audit, permissions, states
+from review import audit, states
 
 from .models import Turn, TurnAnnotation
 from .vocab import EMOTIONS, normalize_action

@@ -12,9 +12,10 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from annotate.models import AuditEntry, Character, Game, Membership, Question, ReasoningChain, Relationship
+from annotate.services import permissions
 from casebook.interchange import QuestionKind, Status
 
-from . import agreement, audit, permissions
+from . import agreement, audit
 from .models import ITEM_TYPES, Assignment, Comment
 
 STATES = [s.value for s in Status]

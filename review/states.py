@@ -7,7 +7,7 @@
     rejected  --submit-->          submitted    (= resubmit, after fixing)
     approved  --reopen(reason)-->  submitted    (a reviewer, or a blind validator who disagreed)
 
-Every transition checks the role (``review.permissions``), bumps ``version`` (so an editor open
+Every transition checks the role (``annotate.services.permissions``), bumps ``version`` (so an editor open
 on the old version gets a conflict instead of overwriting), writes an audit entry, and — for
 reject/reopen — a comment with the reason so the author sees it in the item's thread.
 """
@@ -19,9 +19,10 @@ from django.db import models, transaction
 from django.db.models import F
 
 from annotate.models import Question, ReasoningChain, Relationship, ReviewedItem
+from annotate.services import permissions
 from casebook.interchange import Status
 
-from . import audit, permissions
+from . import audit
 from .models import Comment
 
 REVIEWED_MODELS = (Question, ReasoningChain, Relationship)

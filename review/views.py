@@ -1,5 +1,5 @@
 """Thin views of the review workflow: parse the request, check the role through
-``review.permissions``, call ``review.states`` / ``review.audit`` / ``review.agreement`` /
+``annotate.services.permissions``, call ``review.states`` / ``review.audit`` / ``review.agreement`` /
 ``review.services``, render. Non-members get 404, members without the role 403."""
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from annotate.models import AuditEntry, Character, Question
+from annotate.services import permissions
 from annotate.services.chains import level_label
 from annotate.services.questions import KIND_LABELS, lettered_options
 from annotate.services.relationships import known_labels
 from casebook.interchange import LETTERS, Status
 
-from . import agreement, audit, permissions, services, states
+from . import agreement, audit, services, states
 from .models import ITEM_TYPES, Assignment, LabelJudgement
 
 

@@ -24,8 +24,9 @@ def visible_games(user) -> QuerySet[Game]:
 
 
 def role_of(user, game: Game) -> str | None:
-    """The user's role in the game; superusers act as managers; ``None`` for non-members."""
-    if not user.is_authenticated:
+    """The user's role in the game; superusers act as managers; ``None`` for non-members, inactive
+    users and no user at all (a command run without ``--as``)."""
+    if user is None or not user.is_authenticated or not user.is_active:
         return None
     if user.is_superuser:
         return Membership.Role.MANAGER

@@ -9,12 +9,12 @@ from django.core.management import call_command
 from django.http import Http404
 
 from annotate.models import AuditEntry, Membership
+from annotate.services.permissions import RoleError
 from casebook.interchange import Status
 from playlogs import assist, services
 from playlogs.agreement import session_agreement, triplet_prf
 from playlogs.export import turn_rows
 from playlogs.models import TurnAnnotation
-from review.permissions import RoleError
 from review.states import StaleVersion, TransitionError
 
 pytestmark = pytest.mark.django_db

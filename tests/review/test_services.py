@@ -8,8 +8,9 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from annotate.models import AuditEntry, Question
+from annotate.services import permissions
 from casebook.interchange import Status
-from review import permissions, services, states
+from review import services, states
 
 
 def test_median_wait_from_submit_to_decision(game, users):

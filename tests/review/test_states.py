@@ -6,8 +6,9 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from annotate.models import AuditEntry, Question
+from annotate.services import permissions
 from casebook.interchange import Status
-from review import permissions, states
+from review import states
 from review.models import Comment
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Game
-from review import agreement, permissions
+from annotate.services import permissions
+from review import agreement
 
 
 class Command(BaseCommand):
