@@ -26,9 +26,8 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotate.models import Character, Game, Option, Question
-from annotate.services import audit
 from annotate.services.questions import snapshot as question_snapshot
-from casebook import conan
+from casebook import audit, conan
 from casebook import interchange as ix
 
 N_OPTIONS = 4

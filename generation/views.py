@@ -14,10 +14,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotate.models import Job, Option, Question
+from annotate.models import Option, Question
 from annotate.services import permissions
 from annotate.services.access import game_for
 from casebook.interchange import LETTERS, name_key
+from casebook.models import Job
 
 from .distractors import FREE_TEXT_KINDS
 from .jobs import JOB_KIND, start_distractor_job

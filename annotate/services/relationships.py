@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from django.db import transaction
 
 from annotate.models import Character, EvidenceSpan, Game, Relationship
-from annotate.services import audit, versions
-from casebook import conan
+from annotate.services import versions
+from casebook import audit, conan
 from casebook.interchange import Status
 
 

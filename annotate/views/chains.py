@@ -11,10 +11,11 @@ from django.views.decorators.http import require_POST
 
 from annotate.forms import ChainForm, ids, int_or_none
 from annotate.models import ChainNode, Character, Clue, KeyStatement, ReasoningChain
-from annotate.services import access, audit, permissions, svg, versions
+from annotate.services import access, permissions, svg, versions
 from annotate.services.chains import ChainError, chain_graph, delete_node, level_label, save_node
 from annotate.services.versions import VersionConflict
 from annotate.views.common import conflict_context, game_spans
+from casebook import audit
 from casebook.interchange import ClueKind, NodeKind, Status
 
 

@@ -10,9 +10,10 @@ from django.urls import reverse
 
 from annotate.forms import CharacterFormSet, ScriptForm, int_or_none
 from annotate.models import Character, Kill
-from annotate.services import access, audit, permissions, versions
+from annotate.services import access, permissions, versions
 from annotate.services.versions import VersionConflict
 from annotate.views.common import conflict_context
+from casebook import audit
 
 CHAR_FIELDS = ("id", "game_id", "name", "aliases", "playable", "is_victim", "is_murderer", "key_role", "goals", "position",
                "version")

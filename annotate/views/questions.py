@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 from annotate.forms import int_or_none, question_input
 from annotate.models import Character, Clue, Draft, Option, Question
 from annotate.services import access, permissions
+from annotate.services import states as review_states
 from annotate.services.chains import game_nodes, level_label
 from annotate.services.questions import (
     FREE_TEXT_KINDS,
@@ -33,7 +34,6 @@ from annotate.services.questions import (
 )
 from annotate.views.common import conflict_context, game_spans
 from casebook.interchange import DEFAULT_WEIGHTS, LETTERS, SUB_TYPES, ClueKind, QuestionKind, Status
-from review import states as review_states
 
 PAGE_SIZE = 50  # a screenful or two; keeps the page under ~100 ms at 20 clients on 2 cores
 
@@ -129,7 +129,7 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
     elif request.method == "POST":
         permissions.require(request.user, game, "edit" if question is not None else "create", question)
         state = _state_from_post(request.POST)
-        # The state only moves through the review workflow (review.states), never through this form.
+        # The state only moves through the review workflow (annotate.services.states), never through this form.
         state["status"] = question.status if question is not None else Status.DRAFT
         try:
             data = question_input(request.POST)
