@@ -43,7 +43,7 @@ def record(game: models.Model, user, item: models.Model, action: str, before: di
     return AuditEntry.objects.create(
         game=game,
         user=user if getattr(user, "is_authenticated", False) else None,
-        item_type=item._meta.model_name,
+        item_type=item_type(item),
         item_id=item.pk,
         action=action,
         before=before,
@@ -52,6 +52,7 @@ def record(game: models.Model, user, item: models.Model, action: str, before: di
 
 
 def item_type(item: models.Model) -> str:
+    """What audit entries and comments call the item's kind (``question``, ``reasoningchain`` …)."""
     return item._meta.model_name
 
 
