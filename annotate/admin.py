@@ -158,10 +158,3 @@ class PageAdmin(admin.ModelAdmin):
 
 admin.site.register(m.Membership)
 admin.site.register(m.EvidenceSpan)
-admin.site.register(m.Job)
-
-
-@admin.register(m.AuditEntry)
-class AuditEntryAdmin(admin.ModelAdmin):
-    list_display = ("at", "user", "game", "item_type", "item_id", "action")
-    list_filter = ("item_type", "action")

@@ -139,7 +139,7 @@ def load_game(
 
 def _add_approvals(row: m.Game, questions: list[ix.Question], pks: list[int]) -> None:
     """Who approved each approved question and when, from the audit log (one query)."""
-    from review.audit import approvals
+    from casebook.audit import approvals
 
     approved = approvals(row)
     for q, pk in zip(questions, pks, strict=True):

@@ -411,7 +411,7 @@ def drill_kill_worker(pages: int) -> list[str]:
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.core.management import call_command
 
-    from annotate.models import Job
+    from casebook.models import Job
     from ingest.pipeline import IngestOptions
     from ingest.tasks import ocr_cache_dir, start_upload_job
 
@@ -462,7 +462,8 @@ def drill_lock(port: int, seconds: float, plans: list[ClientPlan]) -> list[str]:
     """Hold SQLite's write lock for ``seconds`` while annotators write and the worker polls."""
     from django.conf import settings
 
-    from annotate.models import Game, Job
+    from annotate.models import Game
+    from casebook.models import Job
     from generation.jobs import start_distractor_job
 
     path = settings.DATABASES["default"]["NAME"]

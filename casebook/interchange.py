@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import unicodedata
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from enum import StrEnum
 from typing import Any
+
+from casebook.text import name_key  # noqa: F401  (re-exported: readers and builders say ix.name_key)
 
 # --------------------------------------------------------------------------------------------
 # Vocabularies
@@ -179,18 +180,7 @@ LETTERS = "abcdefghij"
 # --------------------------------------------------------------------------------------------
 # Names
 
-MIDDLE_DOTS = "\u00b7\u2022\u30fb\uff65\u2027\u22c5"
-
-
-def name_key(name: str) -> str:
-    """The key two names are compared by: NFKC, middle-dot variants folded, spaces and case dropped.
-
-    WellPlay and WhodunitBench write the same name with U+00B7, U+2022, U+30FB or U+FF65.
-    """
-    text = unicodedata.normalize("NFKC", name or "")
-    for dot in MIDDLE_DOTS:
-        text = text.replace(dot, "\u00b7")
-    return "".join(text.split()).casefold()
+# One definition, in casebook.text; re-exported because every reader and builder says ``ix.name_key``.
 
 
 # --------------------------------------------------------------------------------------------

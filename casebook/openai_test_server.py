@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from casebook.text import cjk_count
+
 __all__ = ["OpenAITestServer", "Reply", "completion_body"]
 
 
@@ -92,7 +94,7 @@ Responder = Callable[[dict[str, Any], int], "str | Reply"]
 
 def estimate_tokens(text: str) -> int:
     """Rough token count for the fake ``usage`` block (1 per CJK char, 0.75 words per token)."""
-    cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff")
+    cjk = cjk_count(text)
     words = len(text.split())
     return cjk + int(words / 0.75) + 1
 

@@ -14,16 +14,8 @@ from django.contrib.auth.views import LoginView
 from django.core.cache import cache
 from django.utils.text import slugify
 
-# Raster image formats recognised by their magic bytes; SVG is deliberately absent (it can script).
-_IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-    (b"BM", "image/bmp"),
-    (b"II*\x00", "image/tiff"),
-    (b"MM\x00*", "image/tiff"),
-)
+from casebook.images import sniff_media_type
+
 EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/bmp": ".bmp",
               "image/tiff": ".tif", "image/webp": ".webp", "application/pdf": ".pdf"}
 TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
@@ -37,24 +29,12 @@ PAGE_CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 's
             "frame-ancestors 'none'")
 
 
-def sniff_media_type(head: bytes) -> str:
-    """The media type told by a file's first bytes; ``application/octet-stream`` when unknown."""
-    for magic, media_type in _IMAGE_MAGIC:
-        if head.startswith(magic):
-            return media_type
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    if head.startswith(b"%PDF-"):
-        return "application/pdf"
-    return "application/octet-stream"
-
-
 def safe_file_name(name: str, data: bytes) -> str:
     """A storage name that cannot pass for a page: a slug of the stem plus the extension of the
     sniffed type (``.txt``/``.md`` kept for text, ``.bin`` for anything else)."""
     path = PurePosixPath(name.replace("\\", "/"))
     stem = slugify(path.stem, allow_unicode=True)[:80] or "file"
-    extension = EXTENSIONS.get(sniff_media_type(data[:16]))
+    extension = EXTENSIONS.get(sniff_media_type(data[:18]))
     if extension is None:
         extension = path.suffix.lower() if path.suffix.lower() in TEXT_SUFFIXES else ".bin"
     return stem + extension

@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_tasks",
     "django_tasks_db",
+    "casebook",
     "annotate",
     "ingest",
     "exporters",
@@ -123,6 +124,9 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     })
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# The model the core's jobs and audit entries point at; a string reference (like AUTH_USER_MODEL)
+# so that casebook/ never imports the domain app that defines it.
+CASEBOOK_GAME_MODEL = "annotate.Game"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

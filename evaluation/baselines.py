@@ -23,12 +23,12 @@ from collections import Counter
 from functools import lru_cache
 
 from casebook.interchange import Question
+from casebook.text import CJK_RUN_RE
 
 __all__ = ["BASELINES", "is_baseline", "lexical_answer", "random_answer", "tokenize"]
 
 BASELINES = ("baseline:random", "baseline:lexical")
 LETTERS = "abcdefghij"
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _STOP = {
     "the", "a", "an", "of", "and", "is", "was", "to", "in", "on", "by", "x", "with", "for", "at",
@@ -67,7 +67,7 @@ def _jieba():
 def tokenize(text: str) -> tuple[str, ...]:
     """Lowercase words for Latin text, jieba words for CJK runs; stopwords and 1-char Latin dropped."""
     tokens: list[str] = [w.lower() for w in _WORD.findall(text)]
-    runs = _CJK_RUN.findall(text)
+    runs = CJK_RUN_RE.findall(text)
     if runs:
         jieba = _jieba()
         for run in runs:

@@ -22,9 +22,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from casebook.text import CJK
+
 __all__ = ["conservative_count", "fit_to_context", "prompt_limit", "server_context_size", "token_counter"]
 
-_CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+# CJK ideographs plus CJK and full-width punctuation: each is about two tokens.
+_CJK = re.compile(f"[\\u3000-\\u303f{CJK}\\uff00-\\uffef]")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _CONTEXT_FIELDS = ("max_model_len", "context_length", "context_window", "n_ctx", "max_context_length")
 _OPENAI_MODEL = re.compile(r"^(?:gpt-|o\d|chatgpt-|text-)", re.I)

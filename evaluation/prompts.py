@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from casebook.interchange import Character, Game, Question
+from casebook.text import CJK, CJK_RUN_RE, cjk_count
 
 __all__ = [
     "DEFAULT_BUDGET", "PERSPECTIVES", "build_messages", "context_for", "count_tokens", "fit_to_budget",
@@ -32,14 +33,12 @@ DEFAULT_BUDGET = 12_000  # tokens of context per request (the question itself co
 OMITTED = {"zh": "\n……（中间省略）……\n", "en": "\n[… omitted …]\n"}
 LETTERS = "abcdefghij"
 
-_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_RE = re.compile(f"[{_CJK}]")
-_WORD_RE = re.compile(f"[^\\s{_CJK}]+")
+_WORD_RE = re.compile(f"[^\\s{CJK}]+")
 
 
 def count_tokens(text: str) -> int:
     """CJK characters + (other whitespace-separated words) / 0.75, rounded up."""
-    cjk = len(_CJK_RE.findall(text))
+    cjk = cjk_count(text)
     words = len(_WORD_RE.findall(text))
     return cjk + -(-words * 4 // 3)
 
@@ -49,7 +48,7 @@ def question_terms(question: Question) -> set[str]:
     text = " ".join([question.stem] + [o.text for o in question.options])
     terms = {m.strip() for m in re.findall(r"【([^】]+)】", text) if m.strip()}
     terms |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'-]{2,}", text)}
-    for run in re.findall(f"[{_CJK}]+", text):
+    for run in CJK_RUN_RE.findall(text):
         terms |= {run[i:i + 2] for i in range(len(run) - 1)}
     stop = {"the", "and", "what", "who", "was", "did", "is", "of", "between", "relationship", "是什", "什么",
             "的关", "关系", "被谁", "哪里", "怎么", "为什", "是被"}

@@ -17,8 +17,9 @@ from typing import Any
 from django.conf import settings
 from django_tasks import task
 
-from annotate.models import Game, Job, Membership
+from annotate.models import Game, Membership
 from annotate.services.access import can_manage, role_of
+from casebook.models import Job
 
 from .service import (
     EXPORT_FORMATS,

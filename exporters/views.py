@@ -8,8 +8,9 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonRe
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from annotate.models import Job, Membership
+from annotate.models import Membership
 from annotate.services import access
+from casebook.models import Job
 
 from . import jobs
 from .service import EXPORT_FORMATS, IMPORT_FORMATS

@@ -21,9 +21,9 @@ from django.db import transaction
 from django.db.models import F
 
 from annotate.models import Game, Option, Question
-from annotate.services import audit
 from annotate.services.questions import edited_provenance
 from annotate.services.questions import snapshot as question_snapshot
+from casebook import audit
 from casebook.interchange import LETTERS, OptionOrigin, OptionReview, QuestionKind
 
 from .llm import LLMClient, LLMError

@@ -1,6 +1,6 @@
 """Batch distractor generation as a background job with live progress and a per-question report.
 
-:func:`start_distractor_job` records an ``annotate.models.Job`` and enqueues :data:`distractor_task`
+:func:`start_distractor_job` records an ``casebook.models.Job`` and enqueues :data:`distractor_task`
 on the django-tasks queue (``manage.py worker`` runs it; tests use the immediate backend).
 :func:`run_distractor_job` does the work: requests are prepared in the job's thread, sent to the
 endpoint from at most ``concurrency`` worker threads, and each question's options are written by the
@@ -15,8 +15,9 @@ from typing import Any
 from django.db.models import Case, IntegerField, When
 from django_tasks import task
 
-from annotate.models import Game, Job, Question
-from annotate.services.jobs import enqueue, lease, register_resumable
+from annotate.models import Game, Question
+from casebook.jobs import enqueue, lease, register_resumable
+from casebook.models import Job
 
 from .distractors import (
     GenerationError,

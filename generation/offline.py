@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
 
+from casebook import conan
 from casebook.interchange import QuestionKind, name_key
-from exporters import conan
+from casebook.text import CJK, compact_key, has_cjk
 
 SLOTS = ("person", "place", "time", "method", "motive", "object", "role", "relation", "other")
 SLOT_DESCRIPTIONS = {
@@ -36,7 +37,6 @@ SLOT_DESCRIPTIONS = {
     "other": "the same type of thing as the correct answer",
 }
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _CN_NUM = "零〇一二两三四五六七八九十百"
 
 # -- times ---------------------------------------------------------------------------------------
@@ -63,7 +63,7 @@ _ZH_PLACE_NOUNS = (
     "实验室|宿舍|喷泉|广场|车里|车库|房顶|天台|屋里|屋顶|后院|别墅|山庄|泳池|游泳池|公园|街上|小巷|巷子"
 )
 ZH_PLACE = re.compile(
-    r"在((?:[\u4e00-\u9fff]{0,6}?的)?[\u4e00-\u9fff]{0,4}?(?:" + _ZH_PLACE_NOUNS + r"))"
+    f"在((?:[{CJK}]{{0,6}}?的)?[{CJK}]{{0,4}}?(?:" + _ZH_PLACE_NOUNS + r"))"
 )
 _EN_PLACE_NOUNS = (
     "room|bedroom|study|living room|kitchen|dining room|bathroom|toilet|balcony|garden|yard|courtyard|corridor|hallway|"
@@ -80,7 +80,7 @@ EN_PLACE = re.compile(
 
 # -- methods ---------------------------------------------------------------------------------------
 ZH_METHOD = re.compile(
-    r"(?:被|用)[\u4e00-\u9fff]{1,5}?(?:毒死|刺死|捅死|勒死|掐死|打死|杀死|砸死|淹死|烧死|闷死|推下|害死|割喉)"
+    f"(?:被|用)[{CJK}]{{1,5}}?(?:毒死|刺死|捅死|勒死|掐死|打死|杀死|砸死|淹死|烧死|闷死|推下|害死|割喉)"
 )
 EN_METHOD = re.compile(
     r"\b(?:poisoned|stabbed|strangled|shot|drowned|suffocated|smothered|bludgeoned|hanged|beaten to death|"
@@ -208,12 +208,7 @@ _SUB_TYPE_SLOTS = {
 }
 
 
-def has_cjk(text: str) -> bool:
-    return bool(_CJK.search(text or ""))
-
-
-def _norm(text: str) -> str:
-    return "".join((text or "").split()).casefold()
+_norm = compact_key
 
 
 def _core(a: str, b: str) -> tuple[str, str]:

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from casebook.text import CJK, CJK_RE, has_cjk
+
 from .offline import SLOT_DESCRIPTIONS, answer_slot
 
 CONTEXT_BUDGET = 1800  # characters of script/evidence shown to the model
@@ -53,15 +55,14 @@ def distractor_schema(n: int) -> dict[str, Any]:
     }
 
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}|[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
+_WORD = re.compile(f"[A-Za-z][A-Za-z'-]{{2,}}|[{CJK}]{{2,}}")
 _STOP = {"the", "and", "was", "who", "what", "when", "where", "how", "why", "did", "does", "with", "that", "this"}
 
 
 def _terms(text: str) -> set[str]:
     terms: set[str] = set()
     for word in _WORD.findall(text or ""):
-        if _CJK.match(word):
+        if CJK_RE.match(word):
             terms.update(word[i:i + 2] for i in range(len(word) - 1))
         elif word.lower() not in _STOP:
             terms.add(word.lower())
@@ -101,7 +102,7 @@ def context_excerpts(texts: list[str], query: str, budget: int = CONTEXT_BUDGET,
 
 
 def _length_hint(answer: str, language: str) -> str:
-    if language == "zh" and _CJK.search(answer):
+    if language == "zh" and has_cjk(answer):
         return f"about {len(answer)} characters long (the correct option has {len(answer)})"
     words = len(answer.split())
     return f"about {words} word{'s' if words != 1 else ''} long (the correct option has {words})"

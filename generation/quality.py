@@ -29,6 +29,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from casebook.interchange import LETTERS, QuestionKind
+from casebook.text import CJK, cjk_count, compact_key
 
 from .offline import CONCEPTS, Pools, answer_slot, classify_option, concepts_of, near_duplicate
 
@@ -137,8 +138,7 @@ def _p(value: float) -> str:
 # Per question
 
 
-def _norm(text: str) -> str:
-    return "".join((text or "").split()).casefold()
+_norm = compact_key
 
 
 def check_structure(item: Item) -> list[Finding]:
@@ -192,7 +192,7 @@ def check_same_concept(item: Item) -> list[Finding]:
 
 def _substantial(text: str) -> bool:
     key = _norm(text)
-    cjk = sum(1 for ch in key if "\u3400" <= ch <= "\u9fff")
+    cjk = cjk_count(key)
     return cjk >= 2 or len(key) >= 4
 
 
@@ -318,7 +318,7 @@ def _similarity(item: Item) -> list[float]:
     return scores
 
 
-_TERM = re.compile(r"[A-Za-z]{3,}|[\u3400-\u9fff]")
+_TERM = re.compile(f"[A-Za-z]{{3,}}|[{CJK}]")
 
 
 def _stem_overlap(item: Item) -> list[float]:

@@ -11,7 +11,7 @@ never be a synonym of the answer; the identity labels (same person as, stranger 
 Unlike the published set, every option names the same two people in the same order (the published
 distractors flip the subject, a cue that gives the answer away) and no two options share a label.
 
-Options are rendered with :func:`exporters.conan.render_relation_option` and **shuffled with a
+Options are rendered with :func:`casebook.conan.render_relation_option` and **shuffled with a
 seeded generator so that the answer letters are balanced** over the generated set (the published
 set puts every "relationship" answer at a and every "non-existent" answer at d). Questions are
 created as drafts, with origin ``heuristic`` options waiting for review.
@@ -26,10 +26,9 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotate.models import Character, Game, Option, Question
-from annotate.services import audit
 from annotate.services.questions import snapshot as question_snapshot
+from casebook import audit, conan
 from casebook import interchange as ix
-from exporters import conan
 
 N_OPTIONS = 4
 SKIPPED_CATEGORIES = {"Special relationships", "Unrelated"}

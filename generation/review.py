@@ -11,8 +11,9 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from annotate.models import Game, Option, Question
-from annotate.services import audit, versions
+from annotate.services import versions
 from annotate.services.questions import snapshot as question_snapshot
+from casebook import audit
 from casebook.interchange import OptionOrigin, OptionReview
 
 from .distractors import refresh_answer

@@ -14,10 +14,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotate.models import Job, Option, Question
+from annotate.models import Option, Question
+from annotate.services import permissions
 from annotate.services.access import game_for
 from casebook.interchange import LETTERS, name_key
-from review import permissions
+from casebook.models import Job
 
 from .distractors import FREE_TEXT_KINDS
 from .jobs import JOB_KIND, start_distractor_job
@@ -88,7 +89,7 @@ def generate(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def question_distractors(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
     """From the question editor: a distractor job for this one question (whoever may edit it)."""
-    from review import permissions
+    from annotate.services import permissions
 
     game, _ = game_for(request.user, slug)
     question = get_object_or_404(Question, game=game, pk=pk)

@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
-CJK_PUNCT = "\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65\u2018\u2019\u201c\u201d\u2026\u2014\u00b7"
-_CJK_RE = re.compile(f"[{CJK}]")
+from casebook.text import CJK, CJK_PUNCT, CJK_RE, cjk_count
+
 # Spaces next to a CJK character or full-width punctuation, on one line.
 _CJK_SPACE = re.compile(f"(?<=[{CJK}{CJK_PUNCT}])[ \t\u3000\u00a0]+(?=[{CJK}{CJK_PUNCT}0-9A-Za-z])"
                         f"|(?<=[0-9A-Za-z])[ \t\u3000\u00a0]+(?=[{CJK}{CJK_PUNCT}])"
@@ -32,7 +31,7 @@ MIN_WRAP_WIDTH = 30  # display columns; shorter "usual widths" are lists or head
 
 def is_cjk_text(text: str) -> bool:
     """True when CJK characters make up a fair share of the letters (the text is Chinese)."""
-    cjk = len(_CJK_RE.findall(text))
+    cjk = cjk_count(text)
     latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
     return cjk > 0 and cjk * 2 >= latin * 0.3
 
@@ -58,7 +57,7 @@ def punctuation_zh(text: str) -> str:
     text = _PERIOD_AFTER_CJK.sub("\u3002", text)
     out_lines = []
     for line in text.split("\n"):
-        if '"' in line and _CJK_RE.search(line):
+        if '"' in line and CJK_RE.search(line):
             parts = line.split('"')
             line = parts[0] + "".join(("\u201c" if i % 2 else "\u201d") + p for i, p in enumerate(parts[1:], start=1))
         out_lines.append(line)
@@ -101,7 +100,7 @@ def join_broken_lines(text: str, chinese: bool, full_width: int | None = None) -
             wrapped = full > 0 and display_width(prev) >= full
             if chinese:
                 if prev[-1] not in ends and (wrapped or stripped[0] in "，。、；：！？）」』”"):
-                    joiner = "" if (_CJK_RE.match(stripped[0]) or not stripped[0].isascii()) else " "
+                    joiner = "" if (CJK_RE.match(stripped[0]) or not stripped[0].isascii()) else " "
                     if prev[-1].isascii() and stripped[0].isascii() and prev[-1].isalnum() and stripped[0].isalnum():
                         joiner = " "
                     out[-1] = prev + joiner + stripped
@@ -146,7 +145,7 @@ def continues_on_next_page(previous: str, following: str, language: str) -> bool
     if not prev or not nxt:
         return False
     if language == "zh":
-        return prev[-1] not in SENTENCE_END_ZH and bool(_CJK_RE.match(nxt[0]) or nxt[0] in "，。、；")
+        return prev[-1] not in SENTENCE_END_ZH and bool(CJK_RE.match(nxt[0]) or nxt[0] in "，。、；")
     return prev[-1] not in SENTENCE_END_EN and (nxt[0].islower() or prev.endswith("-"))
 
 

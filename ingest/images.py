@@ -14,8 +14,8 @@ import io
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from casebook.images import hamming, open_image_safely, perceptual_hash, sniff_image
 from casebook.interchange import Clue, ClueKind, ImageKind, Problem
-from exporters.images import hamming, open_image_safely, perceptual_hash, sniff_image
 
 from .read import MAX_IMAGE_PIXELS, Document
 

@@ -404,7 +404,7 @@ def render_pdf_page(path: str, index: int, dpi: int = RENDER_DPI) -> Image.Image
 
 def load_image_file(path: str, max_pixels: int) -> Image.Image:
     """Open an image safely (pixel limit checked before decoding) and apply EXIF rotation."""
-    from exporters.images import open_image_safely
+    from casebook.images import open_image_safely
 
     img = open_image_safely(path, max_pixels)
     return ImageOps.exif_transpose(img) or img

@@ -17,14 +17,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from casebook.interchange import Problem
-from exporters.images import (
+from casebook.images import (
     ImageTooLarge,
     UnsupportedImage,
     numeric_sort_key,
     open_image_safely,
     sniff_image,
 )
+from casebook.interchange import Problem
 
 from . import ocr
 

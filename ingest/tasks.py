@@ -9,8 +9,8 @@ from pathlib import Path
 from django.db import OperationalError
 from django_tasks import task
 
-from annotate.models import Job
-from annotate.services.jobs import enqueue, lease, register_resumable
+from casebook.jobs import enqueue, lease, register_resumable
+from casebook.models import Job
 
 from .build import DuplicateIngest
 from .pipeline import IngestOptions, run_ingest

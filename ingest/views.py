@@ -10,8 +10,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from annotate.models import Job, Membership
+from annotate.models import Membership
 from annotate.services.access import can_manage, game_for
+from casebook.models import Job
 
 from .build import InvalidSplit, rebuild_from_split, set_image_kinds, stored_pages, stored_split
 from .forms import SplitFormError, UploadForm, decisions_from_post

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from annotate.models import Game
-from review.agreement import RelationshipAgreement, ratings_agreement
+from casebook.agreement import RelationshipAgreement, ratings_agreement
 
 from .models import PulledItem
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from xml.sax.saxutils import quoteattr
 
+from casebook import conan
 from casebook.interchange import DEFAULT_SPAN_LABELS
-from exporters import conan
 
 KINDS = ("spans", "relations", "questions")
 

@@ -27,14 +27,13 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotate.models import Character, EvidenceSpan, Game, Question, Relationship
-from annotate.services import audit
 from annotate.services.questions import snapshot as question_snapshot
 from annotate.services.relationships import RelationshipError, clean_labels, save_relationship
+from annotate.services.states import flag_conflict
+from casebook import audit, conan
 from casebook.interchange import OptionReview, SpanDocument, Status, name_key
-from exporters import conan
 from generation.distractors import refresh_answer
 from review.models import Comment
-from review.states import flag_conflict
 
 from . import config
 from .agreement import labelstudio_agreement

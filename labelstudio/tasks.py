@@ -1,4 +1,4 @@
-"""Push and pull as background jobs: an ``annotate.models.Job`` row carries state and progress.
+"""Push and pull as background jobs: an ``casebook.models.Job`` row carries state and progress.
 
 :func:`start_job` records the job and enqueues :data:`labelstudio_task` (a ``db_worker`` runs it;
 tests use the immediate backend). The token waits in ``Job.params`` only encrypted
@@ -11,8 +11,9 @@ from typing import Any
 
 from django_tasks import task
 
-from annotate.models import Game, Job
-from annotate.services.jobs import enqueue, lease
+from annotate.models import Game
+from casebook.jobs import enqueue, lease
+from casebook.models import Job
 from casebook.security import seal, unseal
 
 from . import config, service

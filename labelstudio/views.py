@@ -14,8 +14,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotate.models import Game, Job, Membership
+from annotate.models import Game, Membership
 from annotate.services.access import game_for
+from casebook.models import Job
 
 from . import config
 from .agreement import contributions

@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from annotate.models import Game
-from review.agreement import AgreementError, Kappa, cohen_kappa
+from casebook.agreement import AgreementError, Kappa, cohen_kappa
 
 from .models import TurnAnnotation
 

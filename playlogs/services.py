@@ -1,6 +1,6 @@
 """Writing annotations: validation against the session's vocabulary, roles, version checks, audit
-and review states — the same rules as questions, chains and relationships (review.permissions,
-review.states, the audit trail)."""
+and review states — the same rules as questions, chains and relationships (annotate.services.permissions,
+annotate.services.states, the audit trail)."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,8 +8,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from annotate.services import permissions, snapshots, states
 from casebook.interchange import Status
-from review import audit, permissions, states
 
 from .models import Turn, TurnAnnotation
 from .vocab import EMOTIONS, normalize_action
@@ -79,19 +79,19 @@ def save_annotation(turn: Turn, user, data: dict[str, Any], *, expected_version:
                                                      **fields)
         except IntegrityError:
             raise StaleAnnotation("You already annotated this turn in another window; reload the page.") from None
-        audit.record_change(game, user, mine, "create", None)
+        snapshots.record_change(game, user, mine, "create", None)
         return mine
     if expected_version != mine.version:
         raise StaleAnnotation(f"This annotation was changed elsewhere (now version {mine.version}); reload and look again.")
     permissions.require(user, game, "edit", mine)
-    before = audit.snapshot_item(mine)
+    before = snapshots.snapshot_item(mine)
     for key, value in fields.items():
         setattr(mine, key, value)
     mine.source = source
     mine.version = F("version") + 1
     mine.save()
     mine.refresh_from_db()
-    audit.record_change(game, user, mine, "edit", before)
+    snapshots.record_change(game, user, mine, "edit", before)
     return mine
 
 

@@ -12,8 +12,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from annotate.services import permissions, states
 from casebook.interchange import Status
-from review import permissions, states
 
 from . import assist, services
 from .export import gold_annotation

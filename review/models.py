@@ -109,3 +109,10 @@ class LabelJudgement(models.Model):
     def category(self) -> str:
         """The label set as one nominal category (kappa compares whole label sets)."""
         return "+".join(sorted(self.labels)) or "none"
+
+
+def comment_on_reason(sender, *, item, item_type: str, user, text: str, system: bool, **kwargs) -> Comment:
+    """Receiver of ``annotate.services.states.reason_given``: the reason of a reject, a reopen or a
+    conflict becomes a comment in the item's thread, where its author looks for it."""
+    return Comment.objects.create(game=item.game, item_type=item_type, item_id=item.pk, author=user, text=text,
+                                  system=system)

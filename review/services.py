@@ -11,14 +11,17 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from annotate.models import AuditEntry, Character, Game, Membership, Question, ReasoningChain, Relationship
+from annotate.models import Character, Game, Membership, Question, ReasoningChain, Relationship
+from annotate.services import permissions, snapshots
+from casebook import audit
 from casebook.interchange import QuestionKind, Status
+from casebook.models import AuditEntry
 
-from . import agreement, audit, permissions
+from . import agreement, history
 from .models import ITEM_TYPES, Assignment, Comment
 
 STATES = [s.value for s in Status]
-ITEM_MODELS = audit.MODELS
+ITEM_MODELS = history.MODELS
 DONE_STATES = (Status.SUBMITTED, Status.APPROVED)
 # A comment starting with this asks the reviewers to reopen an approved item; the queue lists them.
 REOPEN_PREFIX = "Reopening requested:"
@@ -189,7 +192,7 @@ def create_assignment(game: Game, manager, *, assignee: str, kind: str, question
     a = Assignment.objects.create(game=game, assignee=user, assigned_by=manager, kind=kind,
                                   question_kind=question_kind, character=character, first=first, last=last,
                                   target=target, note=note.strip()[:300])
-    audit.record_change(game, manager, a, "assign", None,
+    snapshots.record_change(game, manager, a, "assign", None,
                         {"assignee": user.get_username(), "what": a.describe(), "target": target})
     return a
 
@@ -199,7 +202,7 @@ def delete_assignment(game: Game, manager, pk: int) -> None:
     if a is None:
         raise WorkflowError("That assignment no longer exists.")
     before = {"assignee": a.assignee.get_username(), "what": a.describe()}
-    audit.record_change(game, manager, a, "unassign", before, None)
+    snapshots.record_change(game, manager, a, "unassign", before, None)
     a.delete()
 
 

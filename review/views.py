@@ -1,5 +1,5 @@
 """Thin views of the review workflow: parse the request, check the role through
-``review.permissions``, call ``review.states`` / ``review.audit`` / ``review.agreement`` /
+``annotate.services.permissions``, call ``annotate.services.states`` / ``review.history`` / ``review.agreement`` /
 ``review.services``, render. Non-members get 404, members without the role 403."""
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from annotate.models import AuditEntry, Character, Question
+from annotate.models import Character, Question
+from annotate.services import permissions, states
 from annotate.services.chains import level_label
 from annotate.services.questions import KIND_LABELS, lettered_options
 from annotate.services.relationships import known_labels
 from casebook.interchange import LETTERS, Status
+from casebook.models import AuditEntry
 
-from . import agreement, audit, permissions, services, states
+from . import agreement, history, services
 from .models import ITEM_TYPES, Assignment, LabelJudgement
 
 
@@ -37,8 +39,8 @@ def _back(request: HttpRequest, fallback: str) -> HttpResponse:
 
 def _item(game, item_type: str, pk: int):
     try:
-        return audit.get_item(game, item_type, pk)
-    except audit.AuditError as exc:
+        return history.get_item(game, item_type, pk)
+    except history.AuditError as exc:
         raise Http404(str(exc)) from exc
 
 
@@ -85,7 +87,7 @@ def bulk(request: HttpRequest) -> HttpResponse:
     chosen = []
     for key in request.POST.getlist("items"):
         kind, _, pk = key.partition(":")
-        model = audit.MODELS.get(kind)
+        model = history.MODELS.get(kind)
         obj = model.objects.select_related("game").filter(pk=_int(pk)).first() if model and _int(pk) else None
         if obj is not None:
             chosen.append(obj)
@@ -136,7 +138,7 @@ def item_detail(request: HttpRequest, slug: str, item_type: str, pk: int) -> Htt
         game, role, item=item, item_type=item_type, type_label=ITEM_TYPES[item_type], label=services.describe(item),
         actions=states.allowed_actions(item, request.user, role=role), labels=states.LABELS,
         needs_reason=states.NEEDS_REASON, comments=services.comments_for(game, item_type, pk),
-        history=audit.history(game, item_type, pk) if can_history else [],
+        history=history.history(game, item_type, pk) if can_history else [],
         can_revert=permissions.can(request.user, game, "revert", role=role),
         can_edit=permissions.can(request.user, game, "edit", item, role=role),
         **_question_parts(item),
@@ -183,8 +185,8 @@ def revert(request: HttpRequest, slug: str, item_type: str, pk: int, entry: int)
     _item(game, item_type, pk)
     row = get_object_or_404(AuditEntry, game=game, item_type=item_type, item_id=pk, pk=entry)
     try:
-        audit.revert(game, row, request.user, side=request.POST.get("side", "after"))
-    except audit.AuditError as exc:
+        history.revert(game, row, request.user, side=request.POST.get("side", "after"))
+    except history.AuditError as exc:
         messages.error(request, str(exc))
     else:
         messages.success(request, f"Restored the version {'after' if request.POST.get('side', 'after') == 'after' else 'before'} "

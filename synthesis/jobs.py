@@ -8,8 +8,8 @@ from typing import Any
 
 from django_tasks import task
 
-from annotate.models import Job
-from annotate.services.jobs import lease
+from casebook.jobs import lease
+from casebook.models import Job
 
 from .models import SynthesisRun
 from .pipeline import SynthesisSettings, rerun_stage, run_synthesis
@@ -38,7 +38,7 @@ def start_rerun_job(run: Any, stage: str, *, user: Any = None) -> Job:
 
 @task()
 def synthesis_task(job_id: int) -> dict[str, Any]:
-    with lease(job_id):  # a job whose worker dies is marked interrupted (annotate.services.jobs)
+    with lease(job_id):  # a job whose worker dies is marked interrupted (casebook.jobs)
         return run_job(job_id)
 
 

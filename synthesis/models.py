@@ -18,7 +18,7 @@ class SynthesisRun(models.Model):
 
     game = models.ForeignKey("annotate.Game", null=True, blank=True, on_delete=models.SET_NULL,
                              related_name="synthesis_runs")
-    job = models.ForeignKey("annotate.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    job = models.ForeignKey("casebook.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     state = models.CharField(max_length=10, choices=State.choices, default=State.RUNNING)
     settings = models.JSONField(default=dict, help_text="players, language, theme, setting, critic rounds, model, endpoint")

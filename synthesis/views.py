@@ -8,8 +8,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotate.models import Job
 from annotate.services.access import can_manage, game_for
+from casebook.models import Job
 
 from .forms import SynthesisForm
 from .jobs import JOB_KIND, start_rerun_job, start_synthesis_job

@@ -111,7 +111,7 @@ def test_jsonl_reader_names_the_bad_line(tmp_path: Path):
 def test_jsonl_provenance_records_who_wrote_and_who_approved(tmp_path: Path, django_user_model):
     from django.db import transaction
 
-    from review.states import transition
+    from annotate.services.states import transition
 
     author = django_user_model.objects.create_user("writer", password="x")
     reviewer = django_user_model.objects.create_user("checker", password="x")

@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from annotate.models import Game, Membership
+from casebook.models import Job
 
 ROLE_RANK = {Membership.Role.ANNOTATOR: 1, Membership.Role.REVIEWER: 2, Membership.Role.MANAGER: 3}
 
@@ -24,8 +25,9 @@ def visible_games(user) -> QuerySet[Game]:
 
 
 def role_of(user, game: Game) -> str | None:
-    """The user's role in the game; superusers act as managers; ``None`` for non-members."""
-    if not user.is_authenticated:
+    """The user's role in the game; superusers act as managers; ``None`` for non-members, inactive
+    users and no user at all (a command run without ``--as``)."""
+    if user is None or not user.is_authenticated or not user.is_active:
         return None
     if user.is_superuser:
         return Membership.Role.MANAGER
@@ -78,3 +80,21 @@ def set_membership(game: Game, user, role: str | None) -> None:
             Membership.objects.filter(game=game, user=user).delete()
         else:
             Membership.objects.update_or_create(game=game, user=user, defaults={"role": role})
+
+
+def may_view_job(user, job: Job) -> bool:
+    """The job's owner, superusers and members of the job's game."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if user.is_superuser or job.user_id == user.pk:
+        return True
+    return job.game_id is not None and role_of(user, job.game) is not None
+
+
+def may_resume_job(user, job: Job) -> bool:
+    """The job's owner, superusers and managers of the job's game."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if user.is_superuser or job.user_id == user.pk:
+        return True
+    return job.game_id is not None and can_manage(role_of(user, job.game))

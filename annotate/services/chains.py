@@ -10,7 +10,8 @@ from collections.abc import Iterable, Mapping
 from django.db import transaction
 
 from annotate.models import ChainNode, Clue, EvidenceSpan, ReasoningChain
-from annotate.services import audit, versions
+from annotate.services import versions
+from casebook import audit
 from casebook.interchange import NodeKind
 
 

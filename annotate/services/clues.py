@@ -10,7 +10,7 @@ from django.db import transaction
 from PIL import Image, UnidentifiedImageError
 
 from annotate.models import Character, Clue, Game
-from annotate.services import audit
+from casebook import audit
 from casebook.interchange import ClueKind, ImageKind
 from casebook.security import safe_file_name
 

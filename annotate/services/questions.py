@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotate.models import ChainNode, Character, Clue, EvidenceSpan, Game, Option, Question
-from annotate.services import audit, versions
+from annotate.services import versions
 from annotate.services.chains import chain_graph
 from annotate.services.versions import VersionConflict  # noqa: F401  (re-exported for the editor)
+from casebook import audit
 from casebook.interchange import (
     DEFAULT_WEIGHTS,
     LETTERS,

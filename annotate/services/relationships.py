@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from django.db import transaction
 
 from annotate.models import Character, EvidenceSpan, Game, Relationship
-from annotate.services import audit, versions
+from annotate.services import versions
+from casebook import audit, conan
 from casebook.interchange import Status
-from exporters import conan
 
 
 class RelationshipError(ValueError):

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from annotate.models import AuditEntry, ChainNode, Character, Clue, EvidenceSpan, Game, Membership
-from annotate.services import audit
+from annotate.models import ChainNode, Character, Clue, EvidenceSpan, Game, Membership
 from annotate.services.access import ROLE_RANK
+from casebook import audit
 from casebook.interchange import DEFAULT_SPAN_LABELS, SpanDocument, Status
+from casebook.models import AuditEntry
 
 
 class SpanError(ValueError):

@@ -11,12 +11,12 @@ from django.views.decorators.http import require_POST
 
 from annotate.forms import ChainForm, ids, int_or_none
 from annotate.models import ChainNode, Character, Clue, KeyStatement, ReasoningChain
-from annotate.services import access, audit, svg, versions
+from annotate.services import access, permissions, svg, versions
 from annotate.services.chains import ChainError, chain_graph, delete_node, level_label, save_node
 from annotate.services.versions import VersionConflict
 from annotate.views.common import conflict_context, game_spans
+from casebook import audit
 from casebook.interchange import ClueKind, NodeKind, Status
-from review import permissions as review_permissions
 
 
 @login_required
@@ -69,7 +69,7 @@ def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = No
         if chain_form is None:
             return redirect("annotate:chain_detail", slug=game.slug, pk=chain.pk)
     if request.method == "POST":
-        review_permissions.require(request.user, game, "edit", chain)  # nodes belong to the chain's author
+        permissions.require(request.user, game, "edit", chain)  # nodes belong to the chain's author
         if request.POST.get("action") == "delete" and node:
             delete_node(node, request.user)
             messages.success(request, f"Deleted node {node.key}.")
@@ -121,7 +121,7 @@ def _edit_chain(request: HttpRequest, game, chain: ReasoningChain) -> tuple[Chai
     """Title and goal of the chain itself, under the version check; its state moves only through
     the review workflow. ``(None, {})`` once saved, else the bound form (the user's text kept) and
     the conflict screen's context when someone saved in between."""
-    review_permissions.require(request.user, game, "edit", chain)
+    permissions.require(request.user, game, "edit", chain)
     before = audit.snapshot(chain)
     form = ChainForm(request.POST, instance=chain)
     if not form.is_valid():
@@ -146,7 +146,7 @@ def _edit_chain(request: HttpRequest, game, chain: ReasoningChain) -> tuple[Chai
 def key_statements(request: HttpRequest, slug: str) -> HttpResponse:
     """Add or remove a key statement (WhodunitBench SPC ground truth) owned by a key role."""
     game, _ = access.game_for(request.user, slug)
-    review_permissions.require(request.user, game, "ground_truth")
+    permissions.require(request.user, game, "ground_truth")
     if request.POST.get("action") == "delete":
         item = KeyStatement.objects.filter(game=game, pk=int_or_none(request.POST.get("id"))).first()
         if item:

@@ -10,10 +10,10 @@ from django.urls import reverse
 
 from annotate.forms import CharacterFormSet, ScriptForm, int_or_none
 from annotate.models import Character, Kill
-from annotate.services import access, audit, versions
+from annotate.services import access, permissions, versions
 from annotate.services.versions import VersionConflict
 from annotate.views.common import conflict_context
-from review import permissions as review_permissions
+from casebook import audit
 
 CHAR_FIELDS = ("id", "game_id", "name", "aliases", "playable", "is_victim", "is_murderer", "key_role", "goals", "position",
                "version")
@@ -26,7 +26,7 @@ def characters(request: HttpRequest, slug: str) -> HttpResponse:
     queryset = Character.objects.filter(game=game).only(*CHAR_FIELDS)
     action = request.POST.get("action") if request.method == "POST" else None
     if action:
-        review_permissions.require(request.user, game, "ground_truth")
+        permissions.require(request.user, game, "ground_truth")
     formset = CharacterFormSet(request.POST if action == "characters" else None, queryset=queryset)
     conflict: dict = {}
     if action == "characters":
@@ -123,7 +123,7 @@ def character_script(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     game, role = access.game_for(request.user, slug)
     char = get_object_or_404(Character, game=game, pk=pk)
     if request.method == "POST":
-        review_permissions.require(request.user, game, "ground_truth")
+        permissions.require(request.user, game, "ground_truth")
     form = ScriptForm(request.POST or None, instance=char)
     conflict: dict = {}
     if request.method == "POST" and form.is_valid():

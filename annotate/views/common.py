@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from annotate.models import AuditEntry, EvidenceSpan, Game
+from annotate.models import EvidenceSpan, Game
+from casebook.models import AuditEntry
 
 
 def game_spans(game: Game) -> QuerySet[EvidenceSpan]:

@@ -12,11 +12,12 @@ from django.views.decorators.http import require_POST
 
 from annotate.forms import GameForm
 from annotate.models import Character, Clue, Membership, Question, ReasoningChain, Relationship
-from annotate.services import access, audit
+from annotate.services import access
 from annotate.services.progress import parse_targets, progress_for
 from annotate.services.questions import KIND_LABELS
 from annotate.services.spans import SpanError, parse_span_labels, set_span_labels
 from annotate.services.spans import span_labels as game_span_labels
+from casebook import audit
 from casebook.interchange import ClueKind
 
 

@@ -8,13 +8,14 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from annotate.models import Job
-from annotate.services.jobs import JobError, may_resume, may_view, resume
+from annotate.services.access import may_resume_job, may_view_job
+from casebook.jobs import JobError, resume
+from casebook.models import Job
 
 
 def _visible_job(request: HttpRequest, pk: int) -> Job:
     job = get_object_or_404(Job.objects.select_related("game"), pk=pk)
-    if not may_view(request.user, job):
+    if not may_view_job(request.user, job):
         raise Http404("No such job")
     return job
 
@@ -32,7 +33,7 @@ def job_resume(request: HttpRequest, pk: int) -> HttpResponse:
     """Queue an interrupted job again; it continues from what it had saved."""
     job = _visible_job(request, pk)
     wants_json = "application/json" in request.headers.get("Accept", "")
-    if not may_resume(request.user, job):
+    if not may_resume_job(request.user, job):
         error = "Only the job's owner or a manager of its game may resume it."
         if wants_json:
             return JsonResponse({"error": error}, status=403)

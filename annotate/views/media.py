@@ -9,7 +9,8 @@ from django.http import FileResponse, Http404, HttpRequest
 
 from annotate.models import Clue, Page, SourceDocument
 from annotate.services import access
-from casebook.security import INLINE_TYPES, MEDIA_CSP, sniff_media_type
+from casebook.images import sniff_media_type
+from casebook.security import INLINE_TYPES, MEDIA_CSP
 
 
 def game_id_of_file(name: str) -> int | None:
@@ -32,7 +33,7 @@ def protected_media(request: HttpRequest, path: str) -> FileResponse:
     if game_id is None or not access.visible_games(request.user).filter(pk=game_id).exists():
         raise Http404("No such file")
     handle = full.open("rb")
-    media_type = sniff_media_type(handle.read(16))
+    media_type = sniff_media_type(handle.read(18))
     handle.seek(0)
     inline = media_type in INLINE_TYPES  # only raster images; anything else downloads, never renders
     response = FileResponse(handle, content_type=media_type, as_attachment=not inline, filename=full.name)

@@ -15,7 +15,8 @@ from django.views.decorators.http import require_POST
 
 from annotate.forms import int_or_none, question_input
 from annotate.models import Character, Clue, Draft, Option, Question
-from annotate.services import access
+from annotate.services import access, permissions
+from annotate.services import states as review_states
 from annotate.services.chains import game_nodes, level_label
 from annotate.services.questions import (
     FREE_TEXT_KINDS,
@@ -33,8 +34,6 @@ from annotate.services.questions import (
 )
 from annotate.views.common import conflict_context, game_spans
 from casebook.interchange import DEFAULT_WEIGHTS, LETTERS, SUB_TYPES, ClueKind, QuestionKind, Status
-from review import permissions as review_permissions
-from review import states as review_states
 
 PAGE_SIZE = 50  # a screenful or two; keeps the page under ~100 ms at 20 clients on 2 cores
 
@@ -115,7 +114,7 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
         question = get_object_or_404(Question.objects.prefetch_related("options", "evidence"), game=game, pk=pk)
     conflict: dict = {}
     error = None
-    locked = question is not None and not review_permissions.can(request.user, game, "edit", question, role=role)
+    locked = question is not None and not permissions.can(request.user, game, "edit", question, role=role)
     status = 200
     if request.method == "POST" and locked:
         # Refused, but nothing the user typed is lost: the form comes back with their text, which
@@ -128,9 +127,9 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
         error = _locked_message(question)
         status = 403
     elif request.method == "POST":
-        review_permissions.require(request.user, game, "edit" if question is not None else "create", question)
+        permissions.require(request.user, game, "edit" if question is not None else "create", question)
         state = _state_from_post(request.POST)
-        # The state only moves through the review workflow (review.states), never through this form.
+        # The state only moves through the review workflow (annotate.services.states), never through this form.
         state["status"] = question.status if question is not None else Status.DRAFT
         try:
             data = question_input(request.POST)
@@ -219,7 +218,7 @@ def _question_conflict(current: Question, mine: dict, slug: str) -> dict:
 def question_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     game, _ = access.game_for(request.user, slug)
     question = get_object_or_404(Question.objects.prefetch_related("options", "evidence"), game=game, pk=pk)
-    review_permissions.require(request.user, game, "edit", question)
+    permissions.require(request.user, game, "edit", question)
     delete_question(question, request.user)
     messages.success(request, f"Deleted question {pk}.")
     return redirect("annotate:question_list", slug=slug)

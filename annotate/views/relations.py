@@ -10,12 +10,11 @@ from django.views.decorators.http import require_POST
 
 from annotate.forms import ids, int_or_none
 from annotate.models import Character, Relationship
-from annotate.services import access, svg
+from annotate.services import access, permissions, svg
 from annotate.services import relationships as rel_service
 from annotate.services.versions import VersionConflict
 from annotate.views.common import conflict_context, game_spans
 from casebook.interchange import Status
-from review import permissions as review_permissions
 
 
 @login_required
@@ -38,7 +37,7 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
     }
     conflict: dict = {}
     if request.method == "POST":
-        review_permissions.require(request.user, game, "edit" if rel else "create", rel)
+        permissions.require(request.user, game, "edit" if rel else "create", rel)
         state = {
             "source": int_or_none(request.POST.get("source")), "target": int_or_none(request.POST.get("target")),
             "labels": [lbl for lbl in request.POST.getlist("labels") if lbl.strip()], "note": request.POST.get("note", ""),
@@ -95,7 +94,7 @@ def _relationship_conflict(current: Relationship, mine: dict, slug: str) -> dict
 def relationship_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     game, _ = access.game_for(request.user, slug)
     rel = get_object_or_404(Relationship.objects.prefetch_related("evidence"), game=game, pk=pk)
-    review_permissions.require(request.user, game, "edit", rel)
+    permissions.require(request.user, game, "edit", rel)
     rel_service.delete_relationship(rel, request.user)
     messages.success(request, "Relationship deleted.")
     return redirect("annotate:relationships", slug=slug)

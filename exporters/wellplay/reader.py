@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from casebook import conan
 from casebook.interchange import (
     WELLPLAY_KIND_OF_LETTER,
     Character,
@@ -37,7 +38,7 @@ from casebook.interchange import (
     Relationship,
     name_key,
 )
-from exporters import conan
+from casebook.text import has_cjk
 from exporters.common import GBK, UTF8_BOM, ReadResult, decode_text, not_text
 
 logger = logging.getLogger(__name__)
@@ -72,7 +73,6 @@ PUBLISHED_PAIRS: dict[str, str] = {
     "曼娜（6人）": "Manna (6 people)",
 }
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _G1_PREFIX = re.compile(r"^(\d+)-(.+)$")
 _NOTE = re.compile(r"^(.*?)(\s*[（(][^（()）]*[)）])$")
 BRACKETED = re.compile(r"【([^【】]+)】")
@@ -468,7 +468,7 @@ def _detect_language(game_dir: Path, info: dict[str, Any], names: list[str]) -> 
         if part.lower() in LANGUAGE_DIRS:
             return LANGUAGE_DIRS[part.lower()]
     sample = " ".join([str(info.get("script_name", "")), *names, game_dir.name])
-    return "zh" if _CJK.search(sample) else "en"
+    return "zh" if has_cjk(sample) else "en"
 
 
 def _read_script_info(files_dir: Path, game_dir: Path, log: _Log) -> tuple[dict[str, Any], list[str]]:

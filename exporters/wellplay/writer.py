@@ -17,8 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from casebook.conan import render_relation_option
 from casebook.interchange import WELLPLAY_VALUE_LETTER, Character, Game, Question, QuestionKind, name_key
-from exporters.conan import render_relation_option
 from exporters.wellplay.reader import (
     CHARACTER_KEYS,
     HEADER,

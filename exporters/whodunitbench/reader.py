@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from casebook.images import ImageTooLarge, UnsupportedImage, numeric_sort_key, open_image_safely, sniff_image
 from casebook.interchange import (
     ChainGoal,
     ChainNode,
@@ -37,8 +38,8 @@ from casebook.interchange import (
     TruthManual,
     name_key,
 )
+from casebook.text import cjk_count
 from exporters.common import GBK, ReadResult, decode_text, not_text
-from exporters.images import ImageTooLarge, UnsupportedImage, numeric_sort_key, open_image_safely, sniff_image
 from exporters.whodunitbench.mcq import OPTION_LETTERS, parse_inline_mcq, strip_list_numbering
 
 __all__ = [
@@ -69,7 +70,6 @@ _AGENT_FILE = re.compile(r"^(Agent_\w+|gpt4_naive_agent)\.json$")
 _LEVEL_KEY = re.compile(r"^(?:p|(\d+)-step)$")
 _SOURCE_LEVEL = re.compile(r"^(.+?)-(\d+|n)$")
 _VICTIM = re.compile(r"死者是([^\n]*)")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
 _ROLE_KEYS = {"name", "back", "r_q", "m", "q", "a", "self", "answer"}
 _EXT_ALIASES = {".jpeg": ".jpg", ".tif": ".tiff"}
@@ -287,7 +287,7 @@ def _load_game_json(folder: Path, notes: _Notes) -> dict | None:
 def _detect_language(game: Game) -> str:
     """"en" only when the role scripts are mostly non-CJK (a Chinese char ~ an English word)."""
     text = "".join(c.script for c in game.characters)
-    cjk = len(_CJK.findall(text))
+    cjk = cjk_count(text)
     latin_words = len(re.findall(r"[A-Za-z]+", text))
     return "en" if latin_words > cjk else "zh"
 

@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from casebook.images import UnsupportedImage, sniff_image
 from casebook.interchange import ChainNode, Character, Game, Question, QuestionKind, name_key
-from exporters.images import UnsupportedImage, sniff_image
 from exporters.whodunitbench.mcq import render_inline_mcq
 from exporters.whodunitbench.reader import GAME_FILE, POOL_CHAIN_TITLE, TOP_LEVEL_KEYS, pool_key_level, split_reason
 

@@ -10,8 +10,9 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from annotate.models import Job, Membership
-from annotate.services import jobs as job_leases
+from annotate.models import Membership
+from casebook import jobs as job_leases
+from casebook.models import Job
 from generation.jobs import create_distractor_job, run_distractor_job
 
 from .conftest import bare_copy

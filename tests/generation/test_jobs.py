@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from annotate.models import Job
+from casebook.models import Job
 from generation.jobs import run_distractor_job, start_distractor_job
 
 from .conftest import bare_copy

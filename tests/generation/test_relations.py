@@ -7,7 +7,7 @@ from collections import Counter
 from django.core.management import call_command
 
 from annotate.models import Question
-from exporters import conan
+from casebook import conan
 from generation.relations import Edge, plan_relation_questions, relationships_from_conan_graph
 
 from .conftest import SIN_G1_ZH

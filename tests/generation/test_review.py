@@ -34,7 +34,7 @@ def test_accept_edit_reject(sin_zh, generated):
     assert q.version == version + 3 and q.raw == "" and q.answer == "a"
     assert pending_options(sin_zh).count() == 0
     # each review is in the question's history, with the options before and after
-    from review.audit import history
+    from review.history import history
     rows = history(sin_zh, "question", q.pk)
     assert [r.entry.action for r in rows][:3] == ["option-reject", "option-edit", "option-accept"]
     edit = rows[1].entry

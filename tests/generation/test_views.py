@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotate.models import Job, Option, Question
+from annotate.models import Option, Question
+from casebook.models import Job
 
 from .conftest import bare_copy
 

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from annotate import models as m
-from annotate.services import jobs as job_leases
+from casebook import jobs as job_leases
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.models import AuditEntry, EvidenceSpan, Option, Question, Relationship
+from annotate.models import EvidenceSpan, Option, Question, Relationship
 from annotate.services.spans import codepoint_to_utf16
 from casebook.interchange import OptionReview, SpanDocument, Status
+from casebook.models import AuditEntry
 from labelstudio import config
 from labelstudio.client import LabelStudioClient, LabelStudioError
 from labelstudio.models import LabelStudioLink, LabelStudioTask, PulledItem

@@ -7,7 +7,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotate.models import EvidenceSpan, Job, Membership
+from annotate.models import EvidenceSpan, Membership
+from casebook.models import Job
 from labelstudio.client import LabelStudioClient
 from labelstudio.models import LabelStudioLink, LabelStudioTask
 

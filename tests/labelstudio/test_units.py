@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from label_studio_sdk.label_interface import LabelInterface
 
-from exporters import conan
+from casebook import conan
 from labelstudio import config
 from labelstudio.client import LabelStudioClient, LabelStudioError
 from labelstudio.offsets import OffsetError, place

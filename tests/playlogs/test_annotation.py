@@ -8,14 +8,15 @@ import pytest
 from django.core.management import call_command
 from django.http import Http404
 
-from annotate.models import AuditEntry, Membership
+from annotate.models import Membership
+from annotate.services.permissions import RoleError
+from annotate.services.states import StaleVersion, TransitionError
 from casebook.interchange import Status
+from casebook.models import AuditEntry
 from playlogs import assist, services
 from playlogs.agreement import session_agreement, triplet_prf
 from playlogs.export import turn_rows
 from playlogs.models import TurnAnnotation
-from review.permissions import RoleError
-from review.states import StaleVersion, TransitionError
 
 pytestmark = pytest.mark.django_db
 

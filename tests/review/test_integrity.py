@@ -10,12 +10,14 @@ from __future__ import annotations
 from django.urls import reverse
 
 from annotate.loader import load_game
-from annotate.models import AuditEntry, Option, Question
+from annotate.models import Option, Question
+from annotate.services import states
 from annotate.services.questions import QuestionInput, save_question
 from casebook.interchange import OptionReview, QuestionKind, Status
+from casebook.models import AuditEntry
 from generation.distractors import generate_for_question, store_options
 from generation.review import review_option
-from review import audit, states
+from review import history
 
 
 def _written_and_generated(game, author) -> Question:
@@ -61,7 +63,7 @@ def test_history_reads_entries_written_before_the_one_shape(client, wellplay_gam
     AuditEntry.objects.create(game=wellplay_game, item_type="question", item_id=question.pk, action="generate-llm",
                               before={"stem": question.stem, "options": ["甲", "乙"]},
                               after={"stem": question.stem, "options": [["甲", True, "accepted"], "乙", "丙"]})
-    rows = audit.history(wellplay_game, "question", question.pk)
+    rows = history.history(wellplay_game, "question", question.pk)
     assert any("a. 甲 ✓" in c.after_text for r in rows for c in r.changes)
     client.force_login(root)
     assert client.get(reverse("review:item", args=[wellplay_game.slug, "question", question.pk])).status_code == 200

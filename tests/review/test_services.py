@@ -7,9 +7,11 @@ import pytest
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from annotate.models import AuditEntry, Question
+from annotate.models import Question
+from annotate.services import permissions, states
 from casebook.interchange import Status
-from review import permissions, services, states
+from casebook.models import AuditEntry
+from review import services
 
 
 def test_median_wait_from_submit_to_decision(game, users):

@@ -5,9 +5,10 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from annotate.models import AuditEntry, Question
+from annotate.models import Question
+from annotate.services import permissions, states
 from casebook.interchange import Status
-from review import permissions, states
+from casebook.models import AuditEntry
 from review.models import Comment
 
 

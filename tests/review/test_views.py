@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotate.models import AuditEntry, Question
+from annotate.models import Question
+from annotate.services import snapshots, states
 from casebook.interchange import Status
-from review import agreement, audit, states
+from casebook.models import AuditEntry
+from review import agreement
 from review.models import Assignment, Comment, LabelJudgement
 
 
@@ -112,10 +114,10 @@ def test_comment_and_history_revert(client, game, users, anna_question):
     assert Comment.objects.get(item_id=anna_question.pk).author == users["anna"]
     r = client.post(url, {"text": "  "}, follow=True)
     assert "Write something" in r.content.decode()
-    before = audit.snapshot_item(anna_question)
+    before = snapshots.snapshot_item(anna_question)
     Question.objects.filter(pk=anna_question.pk).update(stem="被改坏的题干")
     anna_question.refresh_from_db()
-    entry = audit.record_change(game, users["anna"], anna_question, "update", before)
+    entry = snapshots.record_change(game, users["anna"], anna_question, "update", before)
     item_url = reverse("review:item", args=[game.slug, "question", anna_question.pk])
     page = login(client, users["rita"]).get(item_url).content.decode()
     assert "被改坏的题干" in page and "Before this" in page

@@ -7,7 +7,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotate.models import Game, Job, Membership
+from annotate.models import Game, Membership
+from casebook.models import Job
 
 pytestmark = pytest.mark.django_db
 

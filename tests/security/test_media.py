@@ -13,7 +13,8 @@ from django.urls import reverse
 from PIL import Image
 
 from annotate.models import Clue, SourceDocument
-from casebook.security import safe_file_name, sniff_media_type
+from casebook.images import sniff_media_type
+from casebook.security import safe_file_name
 
 PAYLOAD = b"<html><body><script>document.title='pwned';fetch('/pwned/')</script></body></html>"
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg"><script>document.title="pwned"</script></svg>'

@@ -10,7 +10,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotate.models import Game, Job, SourceDocument
+from annotate.models import Game, SourceDocument
+from casebook.models import Job
 from ingest import pipeline
 from ingest.pipeline import IngestOptions, run_ingest
 from ingest.read import MAX_FILE_BYTES, MAX_TEXT_BYTES, IngestError

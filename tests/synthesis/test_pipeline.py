@@ -178,7 +178,7 @@ def test_without_an_endpoint_the_command_says_what_to_set(settings):
 
 
 def test_a_draft_is_reviewed_and_exported_like_any_other_game(tmp_path, django_user_model):
-    from review.states import transition
+    from annotate.services.states import transition
 
     writer = django_user_model.objects.create_user("writer", password="x")
     reviewer = django_user_model.objects.create_user("reviewer", password="x")
@@ -223,7 +223,7 @@ def test_bracketed_pictures_in_both_languages():
 
 
 def test_rerun_qa_keeps_reviewed_questions_and_replaces_the_rest(django_user_model):
-    from review.states import transition
+    from annotate.services.states import transition
 
     writer = django_user_model.objects.create_user("writer", password="x")
     reviewer = django_user_model.objects.create_user("reviewer", password="x")

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotate.models import Game, Job, Membership
+from annotate.models import Game, Membership
+from casebook.models import Job
 from casebook.openai_test_server import OpenAITestServer
 from synthesis.models import SynthesisRun
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.models import AuditEntry, ChainNode, Character, EvidenceSpan, Question, ReasoningChain
+from annotate.models import ChainNode, Character, EvidenceSpan, Question, ReasoningChain
 from annotate.services import chains, questions, spans
 from annotate.services.progress import parse_targets, progress_for
 from annotate.services.relationships import RelationshipError, save_relationship
 from casebook.interchange import NodeKind, QuestionKind
+from casebook.models import AuditEntry
 
 from .conftest import SCRIPT_ZH
 

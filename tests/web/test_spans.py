@@ -7,9 +7,10 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotate.models import AuditEntry, ChainNode, EvidenceSpan, Membership, ReasoningChain, Relationship
+from annotate.models import ChainNode, EvidenceSpan, Membership, ReasoningChain, Relationship
 from annotate.services import chains, spans
 from casebook.interchange import DEFAULT_SPAN_LABELS, Status
+from casebook.models import AuditEntry
 from exporters.service import export_games
 
 pytestmark = pytest.mark.django_db

@@ -4,8 +4,9 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.models import Job
-from annotate.services.jobs import JobError, may_resume, reap_stale, resume
+from annotate.services.access import may_resume_job
+from casebook.jobs import JobError, reap_stale, resume
+from casebook.models import Job
 
 
 class Command(BaseCommand):
@@ -35,7 +36,7 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=as_user).first()
         if user is None:
             raise CommandError(f"there is no user {as_user!r}")
-        if not may_resume(user, job):
+        if not may_resume_job(user, job):
             raise CommandError(f"{as_user} may not resume job {job.pk}: only its owner, a manager of its game or a superuser")
         try:
             job = resume(job)

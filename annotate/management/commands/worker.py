@@ -3,7 +3,7 @@
 ``db_worker`` exits for good on an ``OperationalError`` (e.g. a lock held longer than the busy
 timeout). This command runs it in a loop: on a database error it logs, waits (1 s, doubling up to
 30 s) and starts polling again; it only exits on a signal (Ctrl-C / SIGTERM) or at the end of
-``--batch`` / ``--max-tasks``. It also reaps jobs of dead workers (:mod:`annotate.services.jobs`)
+``--batch`` / ``--max-tasks``. It also reaps jobs of dead workers (:mod:`casebook.jobs`)
 and gives each worker a private temporary folder under the data dir, removed when it exits and
 by the next worker when it was killed.
 """
@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 from django_tasks_db.management.commands.db_worker import Command as DbWorkerCommand
 
-from annotate.services.jobs import reap_stale, reaper_loop
+from casebook.jobs import reap_stale, reaper_loop
 
 log = logging.getLogger("casebook.worker")
 

@@ -38,7 +38,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts) -> None:
         if opts["as_user"]:
-            from review.permissions import command_user
+            from annotate.services.permissions import command_user
 
             try:
                 rows, _ = select_games(opts["format"], opts["games"], opts["language"], opts["allow_empty"])

@@ -7,9 +7,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Game
+from annotate.services import permissions
 from playlogs.export import write_sessions
 from playlogs.models import Session
-from review import permissions
 
 
 class Command(BaseCommand):

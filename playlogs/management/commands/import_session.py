@@ -6,10 +6,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Game
+from annotate.services import permissions
 from playlogs.importer import import_session
 from playlogs.readers import FORMATS, LogError, read_log
 from playlogs.vocab import SESSION_TYPES
-from review import permissions
 
 
 class Command(BaseCommand):

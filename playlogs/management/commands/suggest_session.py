@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.services import permissions
 from playlogs import assist, services
 from playlogs.models import Session, TurnAnnotation
-from review import permissions
 
 
 class Command(BaseCommand):

@@ -1,10 +1,12 @@
 """``python manage.py agreement GAME``: kappas on relationship labels and blind-validation agreement."""
 from __future__ import annotations
 
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Game
-from review import agreement, permissions
+from annotate.services import permissions
+from review import agreement
 
 
 class Command(BaseCommand):
@@ -25,8 +27,8 @@ class Command(BaseCommand):
                                + ", ".join(Game.objects.values_list("slug", flat=True)[:10]))
         permissions.command_user(as_user, g, "agreement")
         out = self.stdout
-        if sessions:
-            self._sessions(g)
+        if sessions:  # played sessions are the playlogs app's data: its command reports them
+            call_command("session_agreement", g.slug, stdout=self.stdout)
             return
         out.write(f"Agreement for {g.title} [{g.slug}]")
         rel = agreement.relationship_agreement(g)
@@ -52,20 +54,3 @@ class Command(BaseCommand):
                 for q in val.questions:
                     out.write(f"  #{q.question_id} key {q.key.upper()}  {q.agreeing}/{len(q.answers)}  "
                               f"[{' '.join(q.answers)}]  {q.stem[:60]}")
-
-    def _sessions(self, game: Game) -> None:
-        from playlogs.agreement import session_agreement
-
-        def pct(value: float | None) -> str:
-            return "n/a" if value is None else f"{value:.1%}"
-
-        self.stdout.write(f"Played-session agreement for {game.title} [{game.slug}]")
-        pairs = session_agreement(game)
-        if not pairs:
-            self.stdout.write("  no turn annotated by two annotators yet")
-        for p in pairs:
-            self.stdout.write(f"\n{p.first} (reference) vs {p.second}: {p.turns} turns annotated by both")
-            self.stdout.write(f"  triplets: precision {pct(p.precision)}, recall {pct(p.recall)}, F1 {pct(p.f1)}")
-            self.stdout.write(f"  face: {p.face if p.face else 'n/a (no turn labelled by both)'}")
-            self.stdout.write(f"  tone: {p.tone if p.tone else 'n/a (no turn labelled by both)'}")
-            self.stdout.write(f"  suspicion sets identical: {pct(p.suspicion_exact)}")

@@ -1,4 +1,4 @@
-"""exporters.images: sniffing, safe opening, numeric order, perceptual hashes (real anchor images)."""
+"""casebook.images: sniffing, safe opening, numeric order, perceptual hashes (real anchor images)."""
 from __future__ import annotations
 
 import io
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from exporters.images import (
+from casebook.images import (
     ImageTooLarge,
     UnsupportedImage,
     hamming,

@@ -1,6 +1,6 @@
 """Audit history of reviewed items and revert to an earlier version.
 
-Entries are ``annotate.models.AuditEntry`` rows with JSON snapshots (the same shape the annotate
+Entries are ``casebook.models.AuditEntry`` rows (written through ``casebook.audit``) with JSON snapshots (the same shape the annotate
 services write: concrete fields by attname, plus ``options`` and ``evidence`` for questions), so the
 history of an item mixes edits from the editor and transitions from the review workflow.
 Reverting restores the *content* of a snapshot (stem, options, labels, evidence …) and is itself
@@ -8,17 +8,15 @@ an audited change; the workflow fields (status, reviewer, author) are left to th
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from django.contrib.auth import get_user_model
 from django.db import models, transaction
 from django.db.models import F
 
-from annotate.models import AuditEntry, EvidenceSpan, Option, Question, ReasoningChain, Relationship
-from annotate.services import audit as base_audit
-from annotate.services.questions import snapshot as question_snapshot
-from casebook.interchange import LETTERS, OptionOrigin, OptionReview
+from annotate.models import EvidenceSpan, Option, Question, ReasoningChain, Relationship
+from annotate.services.snapshots import record_change, snapshot_item
+from casebook.audit import HistoryRow, diff, snapshot_option
+from casebook.interchange import OptionOrigin, OptionReview
+from casebook.models import AuditEntry
 
 MODELS: dict[str, type[models.Model]] = {
     "question": Question,
@@ -34,10 +32,6 @@ class AuditError(ValueError):
     """The history request cannot be carried out; the message is meant for the user."""
 
 
-def item_type(item: models.Model) -> str:
-    return item._meta.model_name
-
-
 def get_item(game, kind: str, pk: int) -> models.Model:
     """The reviewed item of ``game`` with this type and id; AuditError when unknown."""
     model = MODELS.get(kind)
@@ -47,102 +41,6 @@ def get_item(game, kind: str, pk: int) -> models.Model:
     if item is None:
         raise AuditError(f"No {kind} #{pk} in this game (it may have been deleted).")
     return item
-
-
-def snapshot_item(item: models.Model) -> dict[str, Any]:
-    """JSON snapshot of a reviewed item, with a question's options and everybody's evidence ids."""
-    if isinstance(item, Question):
-        return question_snapshot(item, list(Option.objects.filter(question=item)))
-    extra: dict[str, Any] = {}
-    if isinstance(item, ReasoningChain):
-        extra["nodes"] = list(item.nodes.order_by("position", "id").values_list("key", flat=True))
-    if hasattr(item, "evidence"):
-        extra["evidence"] = sorted(item.evidence.values_list("pk", flat=True))
-    return base_audit.snapshot(item, **extra)
-
-
-def record_change(game, user, item: models.Model, action: str, before: dict | None,
-                  after: dict | None = None) -> AuditEntry:
-    """Record one change; ``after`` defaults to a fresh snapshot of ``item``."""
-    if after is None and action != "delete":
-        after = snapshot_item(item)
-    return base_audit.record(game, user, item, action, before, after)
-
-
-def _review_note(option: dict) -> str:
-    review = option.get("review")
-    return f" ({review})" if review in {OptionReview.PENDING, OptionReview.REJECTED} else ""
-
-
-def _display(key: str, value: Any) -> str:
-    """Readable text of a snapshot value (options as "a. text ✓ / b. text")."""
-    if value is None or value == "":
-        return ""
-    if key == "options" and isinstance(value, list):
-        return " / ".join(f"{LETTERS[i] if i < len(LETTERS) else i}. {o.get('text', '')}{' ✓' if o.get('correct') else ''}"
-                          f"{_review_note(o)}" for i, o in enumerate(map(_option, value)))
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
-    return str(value)
-
-
-@dataclass
-class Change:
-    field: str
-    before: Any
-    after: Any
-
-    @property
-    def before_text(self) -> str:
-        return _display(self.field, self.before)
-
-    @property
-    def after_text(self) -> str:
-        return _display(self.field, self.after)
-
-
-@dataclass
-class HistoryRow:
-    entry: AuditEntry
-    changes: list[Change] = field(default_factory=list)
-    part: str = ""  # e.g. "node n3" for a chain node's entry shown in its chain's history
-
-    @property
-    def can_restore_after(self) -> bool:
-        return bool(self.entry.after) and not self.part
-
-    @property
-    def can_restore_before(self) -> bool:
-        return bool(self.entry.before) and not self.part
-
-
-def _option(value: Any) -> dict:
-    """An option of a stored snapshot as a dict: entries written before the one snapshot shape
-    (``annotate.services.questions.option_snapshot``) hold plain texts, [text, correct, review] lists or only text/correct."""
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, list | tuple):  # [text, correct, review] (Label Studio pulls)
-        return dict(zip(("text", "correct", "review"), value, strict=False))
-    return {"text": str(value)}
-
-
-def _comparable(key: str, value: Any) -> Any:
-    if key == "options" and isinstance(value, list):
-        return [(o.get("text"), bool(o.get("correct")), o.get("review")) for o in map(_option, value)]
-    return value
-
-
-def diff(before: dict | None, after: dict | None) -> list[Change]:
-    """Fields whose value differs (bookkeeping fields left out)."""
-    before, after = before or {}, after or {}
-    out = []
-    for key in sorted(set(before) | set(after)):
-        if key in {"updated_at", "created_at", "version"} or key.startswith("_"):
-            continue
-        b, a = before.get(key), after.get(key)
-        if _comparable(key, b) != _comparable(key, a):
-            out.append(Change(key, b, a))
-    return out
 
 
 USER_FIELDS = {"author_id", "reviewer_id"}
@@ -188,7 +86,7 @@ def _restore_fields(item: models.Model, snap: dict) -> list[str]:
 
 
 def _restore_options(question: Question, options: list) -> None:
-    options = [_option(o) for o in options]
+    options = [snapshot_option(o) for o in options]
     current = {o.text: o for o in Option.objects.filter(question=question)}
     Option.objects.filter(question=question).delete()
     rows = []
@@ -235,12 +133,3 @@ def revert(game, entry: AuditEntry, user, *, side: str = "after") -> models.Mode
     return item
 
 
-def approvals(game, item_type: str = "question") -> dict[int, dict[str, str]]:
-    """Who approved each item and when (the latest approve entry per item), for export provenance:
-    ``{item_id: {"approved_by": username, "approved_at": ISO time}}``."""
-    out: dict[int, dict[str, str]] = {}
-    rows = (AuditEntry.objects.filter(game=game, item_type=item_type, action="approve")
-            .order_by("at", "id").values_list("item_id", "user__username", "at"))
-    for item_id, username, at in rows:
-        out[item_id] = {"approved_by": username or "", "approved_at": at.isoformat()}
-    return out

@@ -1,4 +1,5 @@
-"""Image helpers shared by the format readers and the ingest pipeline.
+"""Image helpers shared by the format readers, the ingest pipeline and the media views: the one place
+that tells a file's type from its bytes.
 
 Published clue images lie about their type (WhodunitBench ``image_1.png`` files are JPEG), come
 in huge scans (7,014 x 4,960) and are named ``image_2`` / ``image_10``; these helpers sniff the real
@@ -12,8 +13,10 @@ import os
 import re
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PIL import Image
+if TYPE_CHECKING:  # Pillow is imported where images are decoded, not by every page that sniffs bytes
+    from PIL import Image
 
 __all__ = [
     "DEFAULT_MAX_PIXELS",
@@ -24,6 +27,7 @@ __all__ = [
     "open_image_safely",
     "perceptual_hash",
     "sniff_image",
+    "sniff_media_type",
 ]
 
 # The largest published clue scan is 7,014 x 4,960 = 34.8 Mpx; allow headroom, refuse bombs.
@@ -64,6 +68,17 @@ def sniff_image(data: bytes) -> tuple[str, str]:
     )
 
 
+def sniff_media_type(head: bytes) -> str:
+    """The media type a file's first bytes tell (an accepted image or a PDF); ``application/octet-stream``
+    for anything else, SVG included (it can script), so a served upload never passes for a page."""
+    if bytes(head[:5]) == b"%PDF-":
+        return "application/pdf"
+    try:
+        return sniff_image(head)[0]
+    except UnsupportedImage:
+        return "application/octet-stream"
+
+
 def open_image_safely(
     data_or_path: bytes | str | Path, max_pixels: int = DEFAULT_MAX_PIXELS, *, reduce: bool = False
 ) -> Image.Image:
@@ -83,6 +98,8 @@ def open_image_safely(
             raise UnsupportedImage(f"cannot read {path.name}: {exc.strerror or exc}") from exc
     else:
         data = bytes(data_or_path)
+    from PIL import Image
+
     sniff_image(data)  # clear message for non-images before Pillow guesses
     try:
         with warnings.catch_warnings():
@@ -123,6 +140,8 @@ def numeric_sort_key(filename: str) -> tuple:
 
 def perceptual_hash(img: Image.Image) -> int:
     """64-bit difference hash (dHash): robust to re-encoding and resizing, for near-duplicates."""
+    from PIL import Image
+
     small = img.convert("L").resize((9, 8), Image.Resampling.LANCZOS)
     pixels = small.tobytes()  # one byte per pixel in mode L
     value = 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from exporters import conan
+from casebook import conan
 
 
 def test_taxonomy_sizes() -> None:

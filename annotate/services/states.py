@@ -7,9 +7,10 @@
     rejected  --submit-->          submitted    (= resubmit, after fixing)
     approved  --reopen(reason)-->  submitted    (a reviewer, or a blind validator who disagreed)
 
-Every transition checks the role (``review.permissions``), bumps ``version`` (so an editor open
-on the old version gets a conflict instead of overwriting), writes an audit entry, and — for
-reject/reopen — a comment with the reason so the author sees it in the item's thread.
+Every transition checks the role (``annotate.services.permissions``), bumps ``version`` (so an
+editor open on the old version gets a conflict instead of overwriting), writes an audit entry, and
+— for reject/reopen — sends :data:`reason_given`, on which the review app writes a comment with the
+reason so the author sees it in the item's thread (the domain does not import the review app).
 """
 from __future__ import annotations
 
@@ -17,14 +18,20 @@ from dataclasses import dataclass
 
 from django.db import models, transaction
 from django.db.models import F
+from django.dispatch import Signal
 
 from annotate.models import Question, ReasoningChain, Relationship, ReviewedItem
+from annotate.services import permissions
+from casebook.audit import item_type
 from casebook.interchange import Status
 
-from . import audit, permissions
-from .models import Comment
+from .snapshots import record_change, snapshot_item
 
 REVIEWED_MODELS = (Question, ReasoningChain, Relationship)
+
+# Sent, inside the transition's transaction, when a transition or a conflict carries a reason:
+# kwargs ``item``, ``item_type``, ``user`` (None for the workflow), ``text``, ``system``.
+reason_given = Signal()
 
 # action -> (allowed source states, target state)
 TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
@@ -110,7 +117,7 @@ def _apply(item: models.Model, action: str, user, *, reason: str = "", system: b
     reason = (reason or "").strip()
     if action in NEEDS_REASON and not reason:
         raise TransitionError(f"Say why: {action} needs a reason the author can act on.")
-    before = audit.snapshot_item(item)
+    before = snapshot_item(item)
     item.status = target
     if action in {"approve", "reject"}:
         item.reviewer = user if getattr(user, "is_authenticated", False) else None
@@ -124,16 +131,14 @@ def _apply(item: models.Model, action: str, user, *, reason: str = "", system: b
     item.version = F("version") + 1
     item.save(update_fields=["status", "reviewer", "reject_reason", "version", "updated_at"])
     item.refresh_from_db()
-    after = audit.snapshot_item(item)
+    after = snapshot_item(item)
     if reason:
         after["_reason"] = reason
-    audit.record_change(item.game, user, item, action, before, after)
+    record_change(item.game, user, item, action, before, after)
     if reason:
-        Comment.objects.create(
-            game=item.game, item_type=audit.item_type(item), item_id=item.pk,
-            author=user if getattr(user, "is_authenticated", False) else None,
-            text=f"{PAST[action]}: {reason}", system=system,
-        )
+        reason_given.send(type(item), item=item, item_type=item_type(item),
+                          user=user if getattr(user, "is_authenticated", False) else None,
+                          text=f"{PAST[action]}: {reason}", system=system)
     return item
 
 
@@ -167,7 +172,6 @@ def flag_conflict(item: models.Model, user, reason: str) -> models.Model:
         locked = type(item).objects.select_for_update().select_related("game").get(pk=item.pk)
         action = {Status.DRAFT: "submit", Status.REJECTED: "submit", Status.APPROVED: "reopen"}.get(locked.status)
         if action is None:
-            Comment.objects.create(game=locked.game, item_type=audit.item_type(locked), item_id=locked.pk,
-                                   text=reason, system=True)
+            reason_given.send(type(locked), item=locked, item_type=item_type(locked), user=None, text=reason, system=True)
             return locked
         return _apply(locked, action, user, reason=reason, system=True)

@@ -1,9 +1,10 @@
-"""Who may do what in a game: one place every review view and command asks.
+"""Who may do what in a game: one place every view, command and job of every app asks.
 
 Roles come from ``annotate.models.Membership.role`` and are ordered annotator < reviewer <
-manager; superusers act as managers everywhere. Non-members get ``Http404`` (a game's existence
-is not leaked); members whose role is too low get ``PermissionDenied`` (403). The ordering and the
-404/403 split are the same as ``annotate.services.access`` so both apps answer alike.
+manager (``access.ROLE_RANK``); superusers act as managers everywhere. Non-members get ``Http404``
+(a game's existence is not leaked); members whose role is too low get ``PermissionDenied`` (403).
+It lives in the domain, beside ``access``, so features (review, generation, playlogs, exporters)
+check roles without importing each other.
 """
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from annotate.models import Game, Membership
+from annotate.services.access import ROLE_RANK, role_of
 from casebook.interchange import Status
 
 ANNOTATOR, REVIEWER, MANAGER = Membership.Role.ANNOTATOR, Membership.Role.REVIEWER, Membership.Role.MANAGER
-ROLE_RANK = {ANNOTATOR: 1, REVIEWER: 2, MANAGER: 3}
 
 # The lowest role allowed to do each action (ownership rules for annotators are in `can`).
 ACTIONS: dict[str, str] = {
@@ -45,15 +46,6 @@ EDITABLE_BY_AUTHOR = {Status.DRAFT, Status.REJECTED}
 
 class RoleError(PermissionDenied):
     """A member tried something their role does not allow; the message says which role is needed."""
-
-
-def role_of(user, game: Game) -> str | None:
-    """The user's role in ``game`` (``manager`` for superusers), ``None`` for non-members."""
-    if user is None or not user.is_authenticated or not user.is_active:
-        return None
-    if user.is_superuser:
-        return MANAGER
-    return Membership.objects.filter(user=user, game=game).values_list("role", flat=True).first()
 
 
 def has_role(role: str | None, needed: str) -> bool:

@@ -24,7 +24,7 @@ from typing import Any
 from django.db import OperationalError, close_old_connections, connection
 from django.utils import timezone
 
-from annotate.models import Job
+from casebook.models import Job
 
 log = logging.getLogger(__name__)
 
@@ -161,24 +161,3 @@ def reaper_loop(stop: threading.Event, every: float = 15.0) -> None:
             log.exception("reaping stale jobs failed; trying again in %s s", every)
     connection.close()
 
-
-def may_view(user, job: Job) -> bool:
-    """The job's owner, superusers and members of the job's game."""
-    from annotate.services.access import role_of
-
-    if not getattr(user, "is_authenticated", False):
-        return False
-    if user.is_superuser or job.user_id == user.pk:
-        return True
-    return job.game_id is not None and role_of(user, job.game) is not None
-
-
-def may_resume(user, job: Job) -> bool:
-    """The job's owner, superusers and managers of the job's game."""
-    from annotate.services.access import can_manage, role_of
-
-    if not getattr(user, "is_authenticated", False):
-        return False
-    if user.is_superuser or job.user_id == user.pk:
-        return True
-    return job.game_id is not None and can_manage(role_of(user, job.game))
