@@ -211,6 +211,27 @@ class Relationship(ReviewedItem):
         ordering = ["game", "position", "id"]
 
 
+class SpanLabelConflict(ReviewedItem):
+    """Annotators gave one evidence span different labels (e.g. two Label Studio annotators).
+
+    Spans have no review state of their own; this item is their way into the review queue, under
+    the same conflict mechanism as disagreeing option reviews (``review.states.flag_conflict``).
+    Approving it with a chosen ``label`` sets the span's label (``review.states.resolve_span_label``).
+    """
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="span_label_conflicts")
+    span = models.ForeignKey(EvidenceSpan, on_delete=models.CASCADE, related_name="label_conflicts")
+    candidates = models.JSONField(default=list, blank=True,
+                                  help_text='Who said what: [{"who": "annotator", "label": "clue"}, ...].')
+    label = models.CharField(max_length=40, blank=True, help_text="The label chosen when the conflict was resolved.")
+
+    class Meta:
+        ordering = ["game", "id"]
+
+    def __str__(self) -> str:
+        return f"span {self.span_id} label conflict"
+
+
 class ReasoningChain(ReviewedItem):
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="chains")
     goal = models.CharField(max_length=10, choices=_choices(ChainGoal), default=ChainGoal.OTHER)

@@ -30,6 +30,7 @@ STEM = "stem"
 CORRECT = "correct"  # single-answer questions (radio buttons)
 CORRECT_MULTI = "correct_multi"  # multiple-answer questions (checkboxes)
 REJECT = "reject"
+RELATION_TAXONOMY = "relation"  # per-region Taxonomy: the searchable relation label picker
 
 # Span labels are the game's set (casebook.interchange.DEFAULT_SPAN_LABELS); the colours are ours.
 SPAN_COLOURS: dict[str, str] = {
@@ -60,6 +61,44 @@ def span_label_choices(language: str) -> list[dict[str, str]]:
             for key in DEFAULT_SPAN_LABELS]
 
 
+def _taxonomy_name(label: str, language: str) -> str:
+    """What the picker shows (and searches) for a Conan label: both languages, the game's first.
+    " / " separates a Taxonomy's path, so the Chinese alternatives are joined with "、"."""
+    zh = conan.zh_name(label).replace("/", "、") if label in conan.all_fine_labels() else \
+        conan.CATEGORY_ZH.get(label, "")
+    if not zh:
+        return label
+    return f"{zh} · {label}" if language == "zh" else f"{label} · {zh}"
+
+
+def relation_taxonomy(language: str) -> list[str]:
+    """The ``<Choice>`` lines of the relation Taxonomy: Conan classes, each holding its labels.
+
+    ``value`` is what the annotator sees and searches (English and Chinese); ``alias`` is what Label
+    Studio stores in the result path, so a result reads ``[["Family relationships", "father of x"]]``
+    whatever the game's language. A label listed in two classes appears under its first one."""
+    groups: dict[str, list[str]] = {}
+    for label in conan.all_fine_labels():
+        groups.setdefault(conan.category_of(label) or "Unrelated", []).append(label)
+    lines = []
+    for category in sorted(groups, key=lambda c: list(conan.CATEGORY_ZH).index(c) if c in conan.CATEGORY_ZH else 99):
+        lines.append(f"    <Choice value={_attr(_taxonomy_name(category, language))} alias={_attr(category)}>")
+        for label in groups[category]:
+            lines.append(f"      <Choice value={_attr(_taxonomy_name(label, language))} alias={_attr(label)}/>")
+        lines.append("    </Choice>")
+    return lines
+
+
+def relation_labels_of(value: dict) -> list[str]:
+    """The Conan labels of a Taxonomy result value: the last element of each path (an alias; a
+    category picked alone is not a label and is dropped by the caller's check)."""
+    out = []
+    for path in value.get("taxonomy") or []:
+        if isinstance(path, list) and path and isinstance(path[-1], str) and path[-1] not in out:
+            out.append(path[-1])
+    return out
+
+
 def normalise_kinds(kinds: str | list[str] | tuple[str, ...] | None) -> list[str]:
     """Parse ``"spans,relations"``; relations need span regions, so they bring spans along."""
     if kinds is None or kinds == "":
@@ -85,7 +124,7 @@ def _attr(value: str) -> str:
     return quoteattr(value)
 
 
-def build_label_config(kinds: list[str], *, title: str = "") -> str:
+def build_label_config(kinds: list[str], *, title: str = "", language: str = "en") -> str:
     """The labeling config XML for the given kinds (see the module docstring).
 
     Span labels and choices are *dynamic* (their values come from the task data), so a script task
@@ -99,9 +138,17 @@ def build_label_config(kinds: list[str], *, title: str = "") -> str:
         lines.append(f'  <Labels name="{SPAN_LABELS}" toName="{TEXT}" value="$span_labels" showInline="true"/>')
         lines.append(f'  <Text name="{TEXT}" value="$text" granularity="symbol"/>')
     if "relations" in kinds:
-        # choice="multiple": a relation may carry several Conan labels (as in Casebook). The labels
-        # are listed grouped by Conan category; Label Studio 1.23's relation picker has no search
-        # box (checked in its editor), so the list stays long.
+        # The searchable picker: a per-region Taxonomy on the span an arrow starts from ("A is
+        # <label> of x", x = the arrow's other end). Label Studio 1.23's own relation dropdown has
+        # no search box (its Select is not `searchable`; checked in the editor), so it stays only
+        # for projects pushed before and for arrows that need their own label.
+        placeholder = "搜索关系（中文或英文）" if language == "zh" else "Search relation labels (English or Chinese)"
+        lines.append('  <Header value="$relation_header" size="6"/>')
+        lines.append(f'  <Taxonomy name="{RELATION_TAXONOMY}" toName="{TEXT}" perRegion="true" leafsOnly="true" '
+                     f'showFullPath="true" placeholder={_attr(placeholder)}>')
+        lines.extend(relation_taxonomy(language))
+        lines.append("  </Taxonomy>")
+        # choice="multiple": a relation may carry several Conan labels (as in Casebook).
         lines.append('  <Relations choice="multiple">')
         for label in sorted(conan.all_fine_labels(), key=lambda lb: (conan.category_of(lb) or "", lb)):
             lines.append(f"    <Relation value={_attr(label)}/>")
@@ -123,6 +170,8 @@ def empty_task_data(kinds: list[str]) -> dict[str, object]:
     data: dict[str, object] = {"kind": "", "heading": ""}
     if "spans" in kinds:
         data.update({TEXT: "", "span_labels": []})
+    if "relations" in kinds:
+        data["relation_header"] = ""
     if "questions" in kinds:
         data.update({STEM: "", "options": [], "options_single": [], "options_multi": [], "distractors": [],
                      "correct_header": "", "reject_header": ""})

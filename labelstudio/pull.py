@@ -26,7 +26,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotate.models import Character, EvidenceSpan, Game, Question, Relationship
+from annotate.models import Character, EvidenceSpan, Game, Question, Relationship, SpanLabelConflict
 from annotate.services.questions import snapshot as question_snapshot
 from annotate.services.relationships import RelationshipError, clean_labels, save_relationship
 from annotate.services.states import flag_conflict
@@ -227,6 +227,9 @@ class _Importer:
             self.report.add("skipped", "span", task_id, "the character of this script was deleted from Casebook")
             return
         regions: dict[str, EvidenceSpan] = {}
+        # relation labels searched in the per-region Taxonomy, by the region they were picked on
+        picked = {str(item.get("id")): config.relation_labels_of(item.get("value") or {}) for item in result
+                  if item.get("type") == "taxonomy" and item.get("from_name") == config.RELATION_TAXONOMY}
         for item in result:
             if item.get("type") == "labels" and item.get("from_name") == config.SPAN_LABELS:
                 span = self.span(character, task_id, ann_id, item)
@@ -234,7 +237,7 @@ class _Importer:
                     regions[str(item.get("id"))] = span
         for item in result:
             if item.get("type") == "relation":
-                self.relation(task_id, ann_id, item, regions)
+                self.relation(task_id, ann_id, item, regions, picked)
 
     def span(self, character: Character, task_id: int, ann_id: int, item: dict[str, Any]) -> EvidenceSpan | None:
         value = item.get("value") or {}
@@ -287,8 +290,10 @@ class _Importer:
                 span.save(update_fields=["label", "state"])
                 audit.record(self.game, self.user, span, "labelstudio-pull", before, audit.snapshot(span))
             if span.label != label:
+                conflict = self.span_conflict(span, label)
                 self.report.add("conflict", "span", task_id, f"{where}: {self.annotator} labels it {label}, Casebook has "
-                                f"{span.label} (span {span.pk}); the label was left as it is", span=span.pk)
+                                f"{span.label} (span {span.pk}); the label was left as it is and the span sent to review "
+                                f"(span label conflict {conflict.pk})", span=span.pk)
             else:
                 self.report.add("unchanged", "span", task_id, f"{where} [{label}]{by}: already in Casebook as span {span.pk}",
                                 span=span.pk)
@@ -303,7 +308,31 @@ class _Importer:
                        span=span, label=label)
         return span
 
-    def relation(self, task_id: int, ann_id: int, item: dict[str, Any], regions: dict[str, EvidenceSpan]) -> None:
+    def span_conflict(self, span: EvidenceSpan, label: str) -> SpanLabelConflict:
+        """Put a span whose label an annotator disputes into the review queue: one conflict item per
+        span, listing who said what (earlier Label Studio annotators, else "Casebook" for the label the
+        span had), sent to review by the same mechanism as disagreeing option reviews."""
+        said = {r.annotator: r.label for r in self.pulled.values()
+                if r.kind == PulledItem.Kind.SPAN and r.span_id == span.pk and r.deleted_at is None and r.label}
+        said.pop(self.annotator, None)
+        candidates = [{"who": who, "label": lb} for who, lb in said.items()]
+        if span.label and span.label not in said.values():
+            candidates.insert(0, {"who": "Casebook", "label": span.label})
+        candidates.append({"who": self.annotator, "label": label})
+        conflict = SpanLabelConflict.objects.filter(game=self.game, span=span).order_by("-pk").first()
+        if conflict is None:
+            conflict = SpanLabelConflict.objects.create(game=self.game, span=span, candidates=candidates)
+        else:
+            SpanLabelConflict.objects.filter(pk=conflict.pk).update(candidates=candidates, label="", version=F("version") + 1)
+        owner = span.character.name if span.character_id else span.document
+        detail = (f"Label Studio annotators disagree on the label of “{span.quote[:40]}” ({owner}): "
+                  + ", ".join(f"{c['who']} says {c['label']}" for c in candidates))
+        return flag_conflict(conflict, self.user, detail)
+
+    def relation(self, task_id: int, ann_id: int, item: dict[str, Any], regions: dict[str, EvidenceSpan],
+                 picked: dict[str, list[str]] | None = None) -> None:
+        """One arrow A → B: its labels are those of Label Studio's relation dropdown (projects pushed
+        before the Taxonomy, or an arrow given its own) plus those searched in the Taxonomy of A."""
         key = _relation_key(item)
         a_id, b_id = key.split(">", 1)
         a, b = regions.get(a_id), regions.get(b_id)
@@ -312,7 +341,8 @@ class _Importer:
             return
         where = f"{a.quote!r} → {b.quote!r}"
         try:
-            labels = clean_labels(item.get("labels") or [])
+            given = list(item.get("labels") or [])
+            labels = clean_labels(given + [lb for lb in (picked or {}).get(a_id, []) if lb not in given])
         except RelationshipError as exc:
             self.report.add("skipped", "relation", task_id, f"{where}: {exc}")
             return

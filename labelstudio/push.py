@@ -78,6 +78,11 @@ def script_task(game: Game, character: Character, kinds: list[str]) -> dict[str,
         "heading": _heading(game, f"角色剧本 · {character.name}", f"Role script · {character.name}"),
         config.TEXT: character.script, "span_labels": config.span_label_choices(game.language),
     })
+    if "relation_header" in data:
+        data["relation_header"] = _heading(
+            game, "关系：从一方的姓名拉箭头到另一方，选中箭头起点的姓名，在下面搜索关系（“A 是 x 的…”）",
+            "Relations: draw an arrow from one name to the other, select the name it starts from and search its label "
+            "below (“A is … of x”)")
     return data
 
 
@@ -308,7 +313,7 @@ def push_game(game: Game, client: LabelStudioClient, *, kinds: list[str] | str |
     kinds = config.normalise_kinds(kinds)
     report = PushReport(kinds=kinds)
     note = progress or (lambda done, total, message: None)
-    label_config = config.build_label_config(kinds)
+    label_config = config.build_label_config(kinds, language=game.language)
     description = (f"{description_marker(game)}({game.get_origin_display()}); "
                    f"pushed {timezone.now():%Y-%m-%d %H:%M} UTC.")
     client.check()

@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db import models, transaction
 from django.db.models import F
 
-from annotate.models import EvidenceSpan, Option, Question, ReasoningChain, Relationship
+from annotate.models import EvidenceSpan, Option, Question, ReasoningChain, Relationship, SpanLabelConflict
 from annotate.services.snapshots import record_change, snapshot_item
 from casebook.audit import HistoryRow, diff, snapshot_option
 from casebook.interchange import OptionOrigin, OptionReview
@@ -22,6 +22,7 @@ MODELS: dict[str, type[models.Model]] = {
     "question": Question,
     "relationship": Relationship,
     "reasoningchain": ReasoningChain,
+    "spanlabelconflict": SpanLabelConflict,
 }
 # Never restored: identity, bookkeeping and workflow fields.
 NOT_RESTORED = {"id", "game_id", "created_at", "updated_at", "version", "status", "author_id", "reviewer_id",

@@ -7,7 +7,8 @@ from django.db import models
 
 from annotate.models import Character, Game, Question
 
-ITEM_TYPES = {"question": "Question", "relationship": "Relationship", "reasoningchain": "Reasoning chain"}
+ITEM_TYPES = {"question": "Question", "relationship": "Relationship", "reasoningchain": "Reasoning chain",
+              "spanlabelconflict": "Span label conflict"}
 
 
 class Comment(models.Model):

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from annotate.models import Character, Game, Membership, Question, ReasoningChain, Relationship
+from annotate.models import Character, Game, Membership, Question, ReasoningChain, Relationship, SpanLabelConflict
 from annotate.services import permissions, snapshots
 from casebook import audit
 from casebook.interchange import QuestionKind, Status
@@ -60,6 +60,9 @@ def describe(item) -> str:
         return f"{item.source.name} → {item.target.name}: {', '.join(item.labels) or '—'}"
     if isinstance(item, ReasoningChain):
         return item.title or f"{item.goal} chain"
+    if isinstance(item, SpanLabelConflict):
+        said = " / ".join(f"{c.get('label')} ({c.get('who')})" for c in item.candidates or [])
+        return f"“{item.span.quote[:60]}”: {said or item.span.label or '—'}"
     return str(item)
 
 
@@ -67,6 +70,8 @@ def _related(model):
     fields = ["game", "author", "reviewer"]
     if model is Relationship:
         fields += ["source", "target"]
+    if model is SpanLabelConflict:
+        fields += ["span"]
     return fields
 
 
@@ -274,10 +279,10 @@ def _count_rows(qs, label_field: str | None, label: str) -> list[tuple[str, str,
 
 
 def counts_by_kind(game: Game, author=None) -> dict[str, dict[str, int]]:
-    """kind (question kinds, "relationship", "chain") -> state -> count."""
+    """kind (question kinds, "relationship", "chain", "span label conflict") -> state -> count."""
     out: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(STATES, 0))
     for model, field_name, label in [(Question, "kind", ""), (Relationship, None, "relationship"),
-                                     (ReasoningChain, None, "chain")]:
+                                     (ReasoningChain, None, "chain"), (SpanLabelConflict, None, "span label conflict")]:
         qs = model.objects.filter(game=game)
         if author is not None:
             qs = qs.filter(author=author)

@@ -11,11 +11,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from annotate.models import Character, Question
+from annotate.models import Character, Question, SpanLabelConflict
 from annotate.services import permissions, states
 from annotate.services.chains import level_label
 from annotate.services.questions import KIND_LABELS, lettered_options
 from annotate.services.relationships import known_labels
+from annotate.services.spans import span_labels
 from casebook.interchange import LETTERS, Status
 from casebook.models import AuditEntry
 
@@ -129,6 +130,18 @@ def _question_parts(item) -> dict:
                           "label": e.label, "quote": e.quote} for e in item.evidence.select_related("character", "clue")]}
 
 
+def _span_label_choices(item) -> list[dict]:
+    """For a span-label conflict: the game's span labels, those the annotators chose first, with who chose them."""
+    if not isinstance(item, SpanLabelConflict):
+        return []
+    said: dict[str, list[str]] = {}
+    for c in item.candidates or []:
+        said.setdefault(str(c.get("label")), []).append(str(c.get("who")))
+    labels = span_labels(item.game)
+    order = [k for k in said if k in labels] + [k for k in labels if k not in said]
+    return [{"value": k, "zh": labels[k][0], "en": labels[k][1], "who": said.get(k, [])} for k in order]
+
+
 @login_required
 def item_detail(request: HttpRequest, slug: str, item_type: str, pk: int) -> HttpResponse:
     game, role = permissions.game_for(request.user, slug, "view")
@@ -143,6 +156,7 @@ def item_detail(request: HttpRequest, slug: str, item_type: str, pk: int) -> Htt
         can_edit=permissions.can(request.user, game, "edit", item, role=role),
         **_question_parts(item),
         nodes=list(item.nodes.all()) if item_type == "reasoningchain" else [],
+        span_label_choices=_span_label_choices(item),
         letters=LETTERS,
     ))
 
@@ -154,8 +168,12 @@ def transition(request: HttpRequest, slug: str, item_type: str, pk: int) -> Http
     item = _item(game, item_type, pk)
     action = request.POST.get("action", "")
     try:
-        states.transition(item, action, request.user, reason=request.POST.get("reason", ""),
-                          expected_version=_int(request.POST.get("version")))
+        if action == "approve" and isinstance(item, SpanLabelConflict):  # resolving sets the span's label
+            states.resolve_span_label(item, request.POST.get("label", ""), request.user,
+                                      expected_version=_int(request.POST.get("version")))
+        else:
+            states.transition(item, action, request.user, reason=request.POST.get("reason", ""),
+                              expected_version=_int(request.POST.get("version")))
     except states.TransitionError as exc:
         messages.error(request, str(exc))
     else:

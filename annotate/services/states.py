@@ -20,14 +20,15 @@ from django.db import models, transaction
 from django.db.models import F
 from django.dispatch import Signal
 
-from annotate.models import Question, ReasoningChain, Relationship, ReviewedItem
+from annotate.models import Membership, Question, ReasoningChain, Relationship, ReviewedItem, SpanLabelConflict
 from annotate.services import permissions
+from annotate.services import spans as span_service
 from casebook.audit import item_type
 from casebook.interchange import Status
 
 from .snapshots import record_change, snapshot_item
 
-REVIEWED_MODELS = (Question, ReasoningChain, Relationship)
+REVIEWED_MODELS = (Question, ReasoningChain, Relationship, SpanLabelConflict)
 
 # Sent, inside the transition's transaction, when a transition or a conflict carries a reason:
 # kwargs ``item``, ``item_type``, ``user`` (None for the workflow), ``text``, ``system``.
@@ -115,6 +116,8 @@ def _apply(item: models.Model, action: str, user, *, reason: str = "", system: b
             + (f"; from {item.status} you can {' or '.join(allowed)}." if allowed else ".")
         )
     reason = (reason or "").strip()
+    if action == "approve" and isinstance(item, SpanLabelConflict) and not item.label:
+        raise TransitionError("Choose the span's label on the conflict's page to resolve it (approving alone sets none).")
     if action in NEEDS_REASON and not reason:
         raise TransitionError(f"Say why: {action} needs a reason the author can act on.")
     before = snapshot_item(item)
@@ -175,3 +178,32 @@ def flag_conflict(item: models.Model, user, reason: str) -> models.Model:
             reason_given.send(type(locked), item=locked, item_type=item_type(locked), user=None, text=reason, system=True)
             return locked
         return _apply(locked, action, user, reason=reason, system=True)
+
+
+def resolve_span_label(item: SpanLabelConflict, label: str, user, *, expected_version: int | None = None) -> SpanLabelConflict:
+    """Resolve a span-label conflict: set the span's label to ``label`` (one of the game's set), mark
+    a draft span checked (live) and approve the conflict, in one transaction with the usual checks
+    (reviewer role, not one's own item, version)."""
+    _check_shape(item)
+    with transaction.atomic():
+        locked = SpanLabelConflict.objects.select_for_update().select_related("game", "span").get(pk=item.pk)
+        if expected_version is not None and locked.version != expected_version:
+            raise StaleVersion(f"This item was changed by someone else (now version {locked.version}); reload and look again.")
+        problem = _permission_problem(locked, "approve", user, None)
+        if problem:
+            raise TransitionError(problem)
+        if locked.status not in TRANSITIONS["approve"][0]:
+            raise TransitionError(f"Cannot resolve a conflict that is {locked.status}; it is resolved when approved.")
+        label = (label or "").strip()
+        if not label:
+            raise TransitionError("Choose the label the span should carry.")
+        role = permissions.role_of(user, locked.game) or Membership.Role.REVIEWER
+        try:
+            span = span_service.update_span(locked.game, locked.span_id, label=label, user=user, role=role)
+        except span_service.SpanError as exc:
+            raise TransitionError(str(exc)) from exc
+        if span.state == "draft":  # a reviewer has looked at it now
+            type(span).objects.filter(pk=span.pk).update(state="live")
+        locked.label = label
+        locked.save(update_fields=["label"])
+        return _apply(locked, "approve", user, reason="")

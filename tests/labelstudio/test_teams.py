@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotate.models import EvidenceSpan, Membership, Option, Question, Relationship
+from annotate.models import AuditEntry, EvidenceSpan, Membership, Option, Question, Relationship, SpanLabelConflict
 from casebook.interchange import OptionReview, SpanDocument, Status
 from labelstudio import config
 from labelstudio.agreement import labelstudio_agreement
@@ -125,7 +125,15 @@ def test_two_annotators_who_disagree_become_conflicts_in_the_review_queue(game, 
     assert report.counts()["conflict"] == {"relation": 1, "review": 1, "span": 1}, report.as_dict()
     span = next(i for i in report.conflict if i["kind"] == "span")
     assert f"bob-{suffix}@example.org labels it place, Casebook has clue" in span["detail"]
-    assert EvidenceSpan.objects.get(game=game, quote="书房").label == "clue"  # the first label stays; the conflict is reported
+    assert EvidenceSpan.objects.get(game=game, quote="书房").label == "clue"  # the first label stays until review
+    # the span reaches the review queue as a conflict, like the disputed option review
+    study = EvidenceSpan.objects.get(game=game, quote="书房")
+    (conflict,) = SpanLabelConflict.objects.filter(game=game, span=study)
+    assert conflict.status == Status.SUBMITTED and f"span label conflict {conflict.pk}" in span["detail"]
+    assert conflict.candidates == [{"who": "admin@example.com", "label": "clue"},
+                                   {"who": f"bob-{suffix}@example.org", "label": "place"}]
+    assert Comment.objects.filter(item_type="spanlabelconflict", item_id=conflict.pk, system=True,
+                                  text__contains=f"bob-{suffix}@example.org says place").count() == 1
     review = next(i for i in report.conflict if i["kind"] == "review")
     assert f"admin@example.com rejects, bob-{suffix}@example.org accepts" in review["detail"]
     q_zh.refresh_from_db()
@@ -157,9 +165,30 @@ def test_two_annotators_who_disagree_become_conflicts_in_the_review_queue(game, 
     assert f'data-annotator="bob-{suffix}@example.org"' in page and f"<td>bob{suffix}</td>" in page
     assert "Agreement on option reviews: κ = 0.333" in page
 
-    before = (_snapshot(game), Comment.objects.count())
-    again = pull_game(game, client)  # nothing new: no second conflict, no second comment
-    assert not again.conflict and not again.created and (_snapshot(game), Comment.objects.count()) == before
+    queue = web.get(reverse("review:queue") + f"?game={game.slug}").content.decode()
+    assert f"/review/g/{game.slug}/spanlabelconflict/{conflict.pk}/" in queue and "“书房”: clue (admin@example.com) / place" in queue
+    item_url = reverse("review:item", args=[game.slug, "spanlabelconflict", conflict.pk])
+    page = web.get(item_url).content.decode()
+    assert 'id="resolve-span-label"' in page and "地点 / place" in page and f"(bob-{suffix}@example.org)" in page
+    transition = reverse("review:transition", args=[game.slug, "spanlabelconflict", conflict.pk])
+    # an annotator may not resolve it; approving without a label sets none; a stale version is refused
+    annotator = Client()
+    annotator.force_login(casebook_bob)
+    annotator.post(transition, {"action": "approve", "label": "place", "version": conflict.version})
+    web.post(transition, {"action": "approve", "version": conflict.version})
+    web.post(transition, {"action": "approve", "label": "place", "version": conflict.version - 1})
+    conflict.refresh_from_db()
+    assert conflict.status == Status.SUBMITTED and EvidenceSpan.objects.get(pk=study.pk).label == "clue"
+    web.post(transition, {"action": "approve", "label": "place", "version": conflict.version})  # the lead resolves it
+    conflict.refresh_from_db()
+    study.refresh_from_db()
+    assert (conflict.status, conflict.label, study.label, study.state) == (Status.APPROVED, "place", "place", "live")
+    assert AuditEntry.objects.filter(game=game, item_type="evidencespan", item_id=study.pk, action="update").exists()
+
+    before = (_snapshot(game), Comment.objects.count(), EvidenceSpan.objects.get(pk=study.pk).label)
+    again = pull_game(game, client)  # nothing new: no second conflict, no second comment, the resolution holds
+    assert not again.conflict and not again.created
+    assert (_snapshot(game), Comment.objects.count(), EvidenceSpan.objects.get(pk=study.pk).label) == before
 
 
 def test_the_same_server_under_another_name_is_the_same_project(game, client, labelstudio_server, tmp_path):

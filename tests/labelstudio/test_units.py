@@ -36,6 +36,24 @@ def test_config_has_span_labels_conan_relations_and_mcq_controls():
     assert "<Labels" not in only_q and "<Relations" not in only_q and set(config.empty_task_data(["questions"])) >= {"stem", "options"}
 
 
+def test_relation_taxonomy_is_bilingual_grouped_and_read_back_by_alias():
+    zh, en = config.build_label_config(list(config.KINDS), language="zh"), config.build_label_config(list(config.KINDS))
+    li = LabelInterface(zh)
+    assert li.get_control(config.RELATION_TAXONOMY).tag == "Taxonomy"
+    assert f'<Taxonomy name="{config.RELATION_TAXONOMY}" toName="text" perRegion="true" leafsOnly="true"' in zh
+    # every Conan label once, stored by its English alias, shown in the game's language first
+    aliases = [line.split('alias="')[1].split('"')[0] for line in zh.splitlines() if "<Choice " in line and "/>" in line]
+    assert sorted(aliases) == sorted(conan.all_fine_labels()) and len(aliases) == 164
+    assert '<Choice value="妹妹 · younger sister of x" alias="younger sister of x"/>' in zh
+    assert '<Choice value="younger sister of x · 妹妹" alias="younger sister of x"/>' in en
+    assert '<Choice value="家庭关系 · Family relationships" alias="Family relationships">' in zh
+    assert " / " not in "".join(line for line in zh.splitlines() if "<Choice " in line)  # the path separator
+    assert config.relation_labels_of({"taxonomy": [["Family relationships", "younger sister of x"],
+                                                   ["Allies", "friend of x"], ["Allies", "friend of x"]]}) == \
+        ["younger sister of x", "friend of x"]
+    assert config.relation_labels_of({}) == [] and "<Taxonomy" not in config.build_label_config(["spans", "questions"])
+
+
 def test_kinds_are_checked_and_relations_bring_spans():
     assert config.normalise_kinds("relations") == ["spans", "relations"]
     assert config.normalise_kinds(" questions , spans ") == ["spans", "questions"]

@@ -162,3 +162,36 @@ def test_games_with_role(game, users):
     assert list(permissions.games_with_role(users["rita"], "reviewer")) == [game]
     assert not permissions.games_with_role(users["anna"], "reviewer").exists()
     assert permissions.games_with_role(users["root"], "manager").count() == 1
+
+
+def test_a_span_label_conflict_is_resolved_by_choosing_the_label(game, users):
+    """Spans have no review state: a SpanLabelConflict carries them through the queue, and only a
+    resolution with a label of the game's set approves it (and sets the span's label)."""
+    from annotate.models import EvidenceSpan, SpanLabelConflict
+    from casebook.interchange import SpanDocument
+    from review import services
+
+    butler = game.characters.get(name="林管家")
+    at = butler.script.index("书房")
+    span = EvidenceSpan.objects.create(game=game, document=SpanDocument.SCRIPT, character=butler, start=at, end=at + 2,
+                                       quote="书房", label="clue", state="draft")
+    conflict = SpanLabelConflict.objects.create(game=game, span=span, candidates=[
+        {"who": "ann@ls", "label": "clue"}, {"who": "ben@ls", "label": "place"}])
+    states.flag_conflict(conflict, None, "ann@ls says clue, ben@ls says place")
+    listed = services.review_queue(users["rita"], item_type="spanlabelconflict").rows
+    assert [r.item.pk for r in listed] == [conflict.pk] and listed[0].label == "“书房”: clue (ann@ls) / place (ben@ls)"
+    bulk = states.bulk([conflict], "approve", users["rita"])  # no label chosen: refused, nothing set
+    assert not bulk.done and "Choose the span's label" in bulk.failed[0][1]
+    with pytest.raises(states.TransitionError, match="needs the reviewer role"):
+        states.resolve_span_label(conflict, "place", users["anna"])
+    with pytest.raises(states.TransitionError, match="not one of this game's span labels"):
+        states.resolve_span_label(conflict, "weapon", users["rita"])
+    with pytest.raises(states.StaleVersion):
+        states.resolve_span_label(conflict, "place", users["rita"], expected_version=conflict.version - 1)
+    span.refresh_from_db()
+    assert (span.label, span.state) == ("clue", "draft")
+    done = states.resolve_span_label(conflict, "place", users["rita"])
+    span.refresh_from_db()
+    assert (done.status, done.label, done.reviewer, span.label, span.state) == (Status.APPROVED, "place", users["rita"], "place", "live")
+    assert list(AuditEntry.objects.filter(item_type="spanlabelconflict", item_id=conflict.pk).values_list("action", flat=True)
+                .order_by("id")) == ["submit", "approve"]
