@@ -29,7 +29,7 @@ from django.utils import timezone
 from annotate.models import Character, EvidenceSpan, Game, Question, Relationship, SpanLabelConflict
 from annotate.services.questions import snapshot as question_snapshot
 from annotate.services.relationships import RelationshipError, clean_labels, save_relationship
-from annotate.services.states import flag_conflict
+from annotate.services.states import flag_conflict, withdraw_conflict
 from casebook import audit, conan
 from casebook.interchange import OptionReview, SpanDocument, Status, name_key
 from generation.distractors import refresh_answer
@@ -535,26 +535,41 @@ class _Importer:
         span = row.span
         if span is None:
             return "the span was already deleted in Casebook"
-        if not row.created_item:
-            return f"span {span.pk} {span.quote[:30]!r} was in Casebook before the pull; kept"
         if self._alive_others(row, span=span):
-            return f"span {span.pk} {span.quote[:30]!r} is still marked by another annotation; kept"
+            return f"span {span.pk} {span.quote[:30]!r} is still marked by another annotation; kept" + self._retract_label(row, span)
+        if not row.created_item:
+            return f"span {span.pk} {span.quote[:30]!r} was in Casebook before the pull; kept" + self._retract_label(row, span)
         if span.state != "draft":
             return f"span {span.pk} {span.quote[:30]!r} was checked in Casebook ({span.state}); kept, look at it"
         before = audit.snapshot(span)
         span.state = "withdrawn"
         span.save(update_fields=["state"])
         audit.record(self.game, self.user, span, "labelstudio-withdraw", before, audit.snapshot(span))
-        return f"span {span.pk} {span.quote[:30]!r} withdrawn (a draft; not deleted)"
+        closed = ""
+        for conflict in SpanLabelConflict.objects.filter(game=self.game, span=span, status=Status.SUBMITTED):
+            withdraw_conflict(conflict, self.user, f"the span was deleted in Label Studio (project {self.link.project_id}, "
+                                                   f"task {row.task_id}) and withdrawn")
+            closed = f"; its label conflict {conflict.pk} left the review queue"
+        return f"span {span.pk} {span.quote[:30]!r} withdrawn (a draft; not deleted){closed}"
+
+    def _retract_label(self, row: PulledItem, span: EvidenceSpan) -> str:
+        """A deleted contribution's label stays listed in the span's open label conflict: tell the reviewer."""
+        notes = ""
+        for conflict in SpanLabelConflict.objects.filter(game=self.game, span=span, status=Status.SUBMITTED):
+            Comment.objects.create(game=self.game, item_type="spanlabelconflict", item_id=conflict.pk, system=True,
+                                   text=f"{row.annotator or 'An annotator'}'s label {row.label or '?'} was deleted in Label "
+                                        f"Studio (project {self.link.project_id}, task {row.task_id}).")
+            notes = f"; its label {row.label} is marked deleted in label conflict {conflict.pk}"
+        return notes
 
     def _withdraw_relation(self, row: PulledItem) -> str:
         rel = row.relationship
         if rel is None:
             return "the relationship was already deleted in Casebook"
-        if not row.created_item:
-            return f"relationship {rel.pk} was in Casebook before the pull; kept"
         if self._alive_others(row, relationship=rel):
             return f"relationship {rel.pk} is still drawn by another annotation; kept"
+        if not row.created_item:
+            return f"relationship {rel.pk} was in Casebook before the pull; kept"
         if rel.status != Status.DRAFT:
             return f"relationship {rel.pk} is {rel.status} in Casebook; kept, look at it"
         reason = f"Withdrawn: deleted in Label Studio (project {self.link.project_id}, task {row.task_id})."

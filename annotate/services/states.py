@@ -180,6 +180,19 @@ def flag_conflict(item: models.Model, user, reason: str) -> models.Model:
         return _apply(locked, action, user, reason=reason, system=True)
 
 
+def withdraw_conflict(item: models.Model, user, reason: str) -> models.Model:
+    """The disputed item went away at its source (e.g. a span deleted in Label Studio): take the
+    conflict out of the review queue (submitted → draft) with a system comment saying why."""
+    _check_shape(item)
+    with transaction.atomic():
+        locked = type(item).objects.select_for_update().select_related("game").get(pk=item.pk)
+        if locked.status != Status.SUBMITTED:
+            reason_given.send(type(locked), item=locked, item_type=item_type(locked), user=None,
+                              text=f"{PAST['withdraw']}: {reason}", system=True)
+            return locked
+        return _apply(locked, "withdraw", user, reason=reason, system=True)
+
+
 def resolve_span_label(item: SpanLabelConflict, label: str, user, *, expected_version: int | None = None) -> SpanLabelConflict:
     """Resolve a span-label conflict: set the span's label to ``label`` (one of the game's set), mark
     a draft span checked (live) and approve the conflict, in one transaction with the usual checks
