@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotate.models import Game, Membership
 from annotate.services.access import game_for
 from casebook.models import Job
+from review.services import open_conflicts
 
 from . import config
 from .agreement import contributions
@@ -59,6 +60,7 @@ def _page(request: HttpRequest, game: Game, role: str, form: ConnectionForm, *, 
         "game": game, "role": role, "form": form, "jobs": jobs, "current": current,
         "payload": job_payload(current) if current else None, "links": links,
         "contributions": contributions(game), "agreement": agreement_lines(game),
+        "conflicts": open_conflicts(game),
     }, status=status)
 
 

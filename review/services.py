@@ -171,6 +171,24 @@ def reopen_requests(user, limit: int = 50) -> list[Comment]:
     return found
 
 
+def open_conflicts(game: Game, limit: int = 100) -> list[Row]:
+    """Items that ``review.states.flag_conflict`` sent to review and nobody has decided yet
+    (still submitted), newest conflict first: disagreeing annotators waiting for a reviewer."""
+    seen: set[tuple[str, int]] = set()
+    rows: list[Row] = []
+    for item_type, item_id in (Comment.objects.filter(game=game, system=True, text__contains="Conflict: ")
+                               .order_by("-created_at", "-id").values_list("item_type", "item_id")):
+        if (item_type, item_id) in seen or item_type not in ITEM_MODELS:
+            continue
+        seen.add((item_type, item_id))
+        item = ITEM_MODELS[item_type].objects.filter(game=game, pk=item_id, status=Status.SUBMITTED).first()
+        if item is not None:
+            rows.append(Row(item_type, item, game))
+        if len(rows) >= limit:
+            break
+    return rows
+
+
 # ---- assignments ------------------------------------------------------------------------------
 
 def create_assignment(game: Game, manager, *, assignee: str, kind: str, question_kind: str = "",

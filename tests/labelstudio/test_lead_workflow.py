@@ -116,8 +116,9 @@ def test_push_two_annotators_delete_fix_and_pull_repeatedly_on_a_real_game(wellp
     web.force_login(lead)
     page = web.get(reverse("labelstudio:game", kwargs={"game_pk": game.pk})).content.decode()
     assert f'data-annotator="carol-{suffix}@example.org"' in page and "Agreement on span labels" in page
+    assert "Conflicts waiting in review (1)" in page and reverse("review:item", args=[game.slug, "spanlabelconflict", conflict.pk]) in page
     queue = web.get(reverse("review:queue") + f"?game={game.slug}&type=spanlabelconflict").content.decode()
-    assert f"/spanlabelconflict/{conflict.pk}/" in queue
+    assert reverse("review:item", args=[game.slug, "spanlabelconflict", conflict.pk]) in queue
 
     before = (_snapshot(game), Comment.objects.count(), SpanLabelConflict.objects.count())
     call_command("labelstudio", "pull", game.slug, "--url", url, "--token", token)
@@ -179,6 +180,7 @@ def test_push_two_annotators_delete_fix_and_pull_repeatedly_on_a_real_game(wellp
     assert f"its label conflict {conflict.pk} left the review queue" in out, out
     conflict.refresh_from_db()
     assert conflict.status == Status.DRAFT and EvidenceSpan.objects.get(pk=spans[p1].pk).state == "withdrawn"
+    assert "Conflicts waiting in review" not in web.get(reverse("labelstudio:game", kwargs={"game_pk": game.pk})).content.decode()
     assert Comment.objects.filter(item_type="spanlabelconflict", item_id=conflict.pk, text__contains="withdrawn").exists()
     rel.refresh_from_db()
     assert rel.reject_reason.startswith("Withdrawn: deleted in Label Studio")

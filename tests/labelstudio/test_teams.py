@@ -166,7 +166,7 @@ def test_two_annotators_who_disagree_become_conflicts_in_the_review_queue(game, 
     assert "Agreement on option reviews: κ = 0.333" in page
 
     queue = web.get(reverse("review:queue") + f"?game={game.slug}").content.decode()
-    assert f"/review/g/{game.slug}/spanlabelconflict/{conflict.pk}/" in queue and "“书房”: clue (admin@example.com) / place" in queue
+    assert reverse("review:item", args=[game.slug, "spanlabelconflict", conflict.pk]) in queue and "“书房”: clue (admin@example.com) / place" in queue
     item_url = reverse("review:item", args=[game.slug, "spanlabelconflict", conflict.pk])
     page = web.get(item_url).content.decode()
     assert 'id="resolve-span-label"' in page and "地点 / place" in page and f"(bob-{suffix}@example.org)" in page
