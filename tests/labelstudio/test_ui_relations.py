@@ -94,3 +94,40 @@ def test_relation_labels_in_both_result_formats(game, labelstudio_server):
     assert report.counts()["created"] == {"span": 2, "relation": 1}, report.as_dict()
     rel = Relationship.objects.get(game=game, target__name="𠮷田·由纪", source__name="𠮷田·美咲")
     assert rel.labels == ["friend of x", "younger sister of x"]
+
+
+def test_a_project_pushed_before_the_taxonomy_takes_the_new_config_and_keeps_its_annotations(game, labelstudio_server,
+                                                                                              monkeypatch):
+    """Push with the config of before (no Taxonomy, no relation header in the tasks), annotate with a
+    label on the arrow, then push today's config over it: Label Studio accepts it, the old annotation
+    still pulls, and a second annotator's Taxonomy label on the same arrow agrees with it."""
+    from labelstudio import push as push_module
+
+    url, token = labelstudio_server
+    client = LabelStudioClient(url, token)
+    new_config = config.build_label_config
+    monkeypatch.setattr(config, "build_label_config", lambda kinds, **kw: "\n".join(
+        line for line in new_config(kinds, **kw).splitlines()
+        if "Taxonomy" not in line and "<Choice " not in line and "</Choice>" not in line and "relation_header" not in line))
+    monkeypatch.setattr(config, "empty_task_data", lambda kinds, _f=config.empty_task_data: {
+        k: v for k, v in _f(kinds).items() if k != "relation_header"})
+    monkeypatch.setattr(push_module, "script_task", lambda game, character, kinds, _f=push_module.script_task: {
+        k: v for k, v in _f(game, character, kinds).items() if k != "relation_header"})
+    link, task_id = _pushed_script_task(game, client)
+    assert "<Taxonomy" not in client.get_project(link.project_id)["label_config"]
+    yuki, misaki = _region("n1", ZH_SCRIPT, "𠮷田·由纪", "人物"), _region("n2", ZH_SCRIPT, "𠮷田·美咲", "人物")
+    client.create_annotation(task_id, [yuki, misaki, {"from_id": "n1", "to_id": "n2", "type": "relation",
+                                                      "direction": "right", "labels": ["younger sister of x"]}])
+    monkeypatch.undo()
+
+    report = push_game(game, client, kinds="relations")
+    assert report.project == "updated" and report.tasks_updated >= 1
+    assert f'<Taxonomy name="{config.RELATION_TAXONOMY}"' in client.get_project(link.project_id)["label_config"]
+    picked = {"id": "n1", "from_name": config.RELATION_TAXONOMY, "to_name": config.TEXT, "type": "taxonomy",
+              "value": {**yuki["value"], "taxonomy": [["Family relationships", "younger sister of x"]]}}
+    client.create_annotation(task_id, [yuki, misaki, picked, {"from_id": "n1", "to_id": "n2", "type": "relation",
+                                                              "direction": "right"}])
+    pulled = pull_game(game, client)
+    assert pulled.counts()["created"] == {"span": 2, "relation": 1} and not pulled.conflict, pulled.as_dict()
+    (rel,) = Relationship.objects.filter(game=game, target__name="𠮷田·由纪", source__name="𠮷田·美咲")
+    assert rel.labels == ["younger sister of x"]
