@@ -70,3 +70,41 @@ def test_reviewer_rejects_with_reason_and_annotator_sees_it(browser, live_server
     target.refresh_from_db()
     assert target.status == Status.SUBMITTED and target.reject_reason == ""
     annotator.close()
+
+
+def test_reviewer_resolves_a_span_label_conflict_from_the_queue(browser, live_server, game, users):
+    """Two annotators labelled one span differently: the reviewer opens it from the queue, sees who
+    said what, and picks the label; the span carries it and the conflict leaves the queue."""
+    from playwright.sync_api import expect
+
+    from annotate.models import EvidenceSpan, SpanLabelConflict
+    from casebook.interchange import SpanDocument
+    from review import states
+
+    butler = game.characters.get(name="林管家")
+    at = butler.script.index("书房")
+    span = EvidenceSpan.objects.create(game=game, document=SpanDocument.SCRIPT, character=butler, start=at, end=at + 2,
+                                       quote="书房", label="clue", state="draft")
+    conflict = SpanLabelConflict.objects.create(game=game, span=span, candidates=[
+        {"who": "ann@ls", "label": "clue"}, {"who": "ben@ls", "label": "place"}])
+    states.flag_conflict(conflict, None, "ann@ls says clue, ben@ls says place")
+
+    context = browser.new_context(locale="zh-CN")
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    login(page, live_server, "rita")
+    page.goto(f"{live_server.url}/review/?game={game.slug}&type=spanlabelconflict")
+    page.get_by_role("link", name="“书房”: clue (ann@ls) / place (ben@ls)").click()
+    expect(page.locator("#span-quote")).to_have_text("“书房”")
+    expect(page.locator("#span-candidates")).to_contain_text("place — ben@ls")
+    form = page.locator("#resolve-span-label")
+    form.get_by_label("地点 / place").check()
+    with page.expect_navigation():
+        form.locator("button[data-resolve]").click()
+    expect(page.locator("#item-status")).to_have_text("approved")
+    expect(page.locator("#span-label")).to_have_text("place")
+    span.refresh_from_db()
+    assert (span.label, span.state) == ("place", "live")
+    page.goto(f"{live_server.url}/review/?game={game.slug}&type=spanlabelconflict")
+    expect(page.locator("tr[data-row]")).to_have_count(0)
+    context.close()
