@@ -9,8 +9,9 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotate.models import AuditEntry, EvidenceSpan, Membership, Option, Question, Relationship, SpanLabelConflict
+from annotate.models import EvidenceSpan, Membership, Option, Question, Relationship, SpanLabelConflict
 from casebook.interchange import OptionReview, SpanDocument, Status
+from casebook.models import AuditEntry
 from labelstudio import config
 from labelstudio.agreement import labelstudio_agreement
 from labelstudio.client import LabelStudioClient, LabelStudioError, normalise_url

@@ -78,8 +78,8 @@ def test_reviewer_resolves_a_span_label_conflict_from_the_queue(browser, live_se
     from playwright.sync_api import expect
 
     from annotate.models import EvidenceSpan, SpanLabelConflict
+    from annotate.services import states
     from casebook.interchange import SpanDocument
-    from review import states
 
     butler = game.characters.get(name="林管家")
     at = butler.script.index("书房")
