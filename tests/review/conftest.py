@@ -72,3 +72,20 @@ def wellplay_game(db, wellplay_anchor) -> Game:
     return build_game(game).game
 
 
+
+
+@pytest.fixture
+def span_conflict(game):
+    """A draft span of 林管家's script ("书房") that two Label Studio annotators labelled clue and
+    place, flagged into the review queue the way a pull does."""
+    from annotate.models import EvidenceSpan, SpanLabelConflict
+    from annotate.services import states
+    from casebook.interchange import SpanDocument
+
+    butler = game.characters.get(name="林管家")
+    at = butler.script.index("书房")
+    span = EvidenceSpan.objects.create(game=game, document=SpanDocument.SCRIPT, character=butler, start=at, end=at + 2,
+                                       quote="书房", label="clue", state="draft")
+    conflict = SpanLabelConflict.objects.create(game=game, span=span, candidates=[
+        {"who": "ann@ls", "label": "clue"}, {"who": "ben@ls", "label": "place"}])
+    return states.flag_conflict(conflict, None, "ann@ls says clue, ben@ls says place")

@@ -72,22 +72,12 @@ def test_reviewer_rejects_with_reason_and_annotator_sees_it(browser, live_server
     annotator.close()
 
 
-def test_reviewer_resolves_a_span_label_conflict_from_the_queue(browser, live_server, game, users):
+def test_reviewer_resolves_a_span_label_conflict_from_the_queue(browser, live_server, game, users, span_conflict):
     """Two annotators labelled one span differently: the reviewer opens it from the queue, sees who
     said what, and picks the label; the span carries it and the conflict leaves the queue."""
     from playwright.sync_api import expect
 
-    from annotate.models import EvidenceSpan, SpanLabelConflict
-    from annotate.services import states
-    from casebook.interchange import SpanDocument
-
-    butler = game.characters.get(name="林管家")
-    at = butler.script.index("书房")
-    span = EvidenceSpan.objects.create(game=game, document=SpanDocument.SCRIPT, character=butler, start=at, end=at + 2,
-                                       quote="书房", label="clue", state="draft")
-    conflict = SpanLabelConflict.objects.create(game=game, span=span, candidates=[
-        {"who": "ann@ls", "label": "clue"}, {"who": "ben@ls", "label": "place"}])
-    states.flag_conflict(conflict, None, "ann@ls says clue, ben@ls says place")
+    span = span_conflict.span
 
     context = browser.new_context(locale="zh-CN")
     page = context.new_page()

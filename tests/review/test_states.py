@@ -164,20 +164,11 @@ def test_games_with_role(game, users):
     assert permissions.games_with_role(users["root"], "manager").count() == 1
 
 
-def test_a_span_label_conflict_is_resolved_by_choosing_the_label(game, users):
+def test_a_span_label_conflict_is_resolved_by_choosing_the_label(span_conflict, users):
     """Spans have no review state: a SpanLabelConflict carries them through the queue, and only a
     resolution with a label of the game's set approves it (and sets the span's label)."""
-    from annotate.models import EvidenceSpan, SpanLabelConflict
-    from casebook.interchange import SpanDocument
     from review import services
-
-    butler = game.characters.get(name="林管家")
-    at = butler.script.index("书房")
-    span = EvidenceSpan.objects.create(game=game, document=SpanDocument.SCRIPT, character=butler, start=at, end=at + 2,
-                                       quote="书房", label="clue", state="draft")
-    conflict = SpanLabelConflict.objects.create(game=game, span=span, candidates=[
-        {"who": "ann@ls", "label": "clue"}, {"who": "ben@ls", "label": "place"}])
-    states.flag_conflict(conflict, None, "ann@ls says clue, ben@ls says place")
+    conflict, span = span_conflict, span_conflict.span
     listed = services.review_queue(users["rita"], item_type="spanlabelconflict").rows
     assert [r.item.pk for r in listed] == [conflict.pk] and listed[0].label == "“书房”: clue (ann@ls) / place (ben@ls)"
     bulk = states.bulk([conflict], "approve", users["rita"])  # no label chosen: refused, nothing set
