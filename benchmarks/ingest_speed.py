@@ -145,12 +145,9 @@ def main() -> int:
 
     def raw_tesseract() -> list[str]:
         """All pages of both languages, dynamically over the cores (the strictest schedule)."""
-        def one(item):
-            png, lang = item
-            return subprocess.run(["tesseract", str(png), "stdout", "-l", lang], capture_output=True, text=True,
-                                  check=True, env={**os.environ, "OMP_THREAD_LIMIT": "1"}).stdout
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-            return list(pool.map(one, pngs))
+        from benchmarks.ocr_quality import raw_tesseract as run_raw
+
+        return run_raw(pngs)
 
     def ours_ocr() -> dict[str, str]:
         """Our read stage as ``ingest`` runs it: one call per language (one game), all cores."""

@@ -21,6 +21,15 @@ Why these choices (measured by ``benchmarks/ingest_speed.py`` and the ``ocr`` te
   (``run_batch``: one model load per batch instead of per page) and preprocessing plans on a
   box-reduced thumbnail with a coarse-to-fine skew search. Together these took the read stage from
   0.77–0.89× to 0.95–1.10× of the raw tesseract CLI on pre-rendered pages (``benchmarks/ingest_speed.py``).
+- Dense 10.5 pt Chinese pages (issue 21, ``benchmarks/ocr_quality.py``: paragraphs, full-width
+  punctuation, digits, Latin names): this page path reads them at CER 1.2–2.2 % (mean 1.6 %, raw
+  tesseract 2.4 %); the errors left there were the clean stage's (brackets, line joins). Measured
+  and not taken, on 2–4 of those pages: a 28 px or 31 px line target (one page in two fell to
+  17–70 % CER: the same cliff as above), ``--psm 6`` (one page 79 %), a 0.7 px Gaussian blur
+  (1.84 → 1.79 % on 2 clean pages, worse on one), bilinear instead of Hamming shrinking (1.58 →
+  1.46 % on 4 pages, worse on one: within page-to-page noise), ``tessedit_do_invert=0`` (same
+  text, no CPU saved). Tesseract's CPU a page hardly depends on the scale: its LSTM normalises
+  every line's height itself.
 """
 from __future__ import annotations
 

@@ -23,9 +23,11 @@ ZH_GAME = "罪恶（4人封闭）"
 EN_GAME = "Sin (4 people closed)"
 
 
-def wellplay_scripts(wellplay_anchor: Path, language: str) -> dict[str, str]:
-    """Role scripts (``script[0]``) of the Sin / 罪恶 characters, in cast order, literal ``\\n`` fixed."""
-    folder = wellplay_anchor / ("chinese" if language == "zh" else "english") / (ZH_GAME if language == "zh" else EN_GAME)
+def wellplay_scripts(wellplay_anchor: Path, language: str, game: str = "") -> dict[str, str]:
+    """Role scripts (``script[0]``) of one game's characters (default Sin / 罪恶), in cast order,
+    literal ``\\n`` fixed. ``game`` is the folder name in that language."""
+    game = game or (ZH_GAME if language == "zh" else EN_GAME)
+    folder = wellplay_anchor / ("chinese" if language == "zh" else "english") / game
     info = json.loads((folder / "json" / "script_info.json").read_text(encoding="utf-8"))
     out = {}
     for name in info["character_name"]:
@@ -160,3 +162,117 @@ def first_chars(text: str, n: int) -> str:
     cut = text[:n]
     best = max(cut.rfind("。"), cut.rfind(". "), cut.rfind("\n"))
     return cut[: best + 1] if best > n * 0.6 else cut
+
+
+# -- dense Chinese pages (issue 21): paragraphs, full-width punctuation, digits, Latin inside Chinese --
+
+ZH_GAMES = {"罪恶（4人封闭）": "Sin (4 people closed)", "致命喷泉（4人封闭）": "Deadly Fountain (4 people closed)"}
+DENSE_FONT_PT = 10.5  # 五号, the usual body size of a printed Chinese script: ~44 px glyphs at 300 dpi
+
+
+def cast_line(wellplay_anchor: Path, game: str) -> str:
+    """``角色：何老六（He Laoliu）、慕北（Mu Bei）…``: the Chinese cast glossed with the published
+    English names (both games list their cast in the same order in both languages)."""
+    zh = json.loads((wellplay_anchor / "chinese" / game / "json" / "script_info.json").read_text(encoding="utf-8"))
+    en = json.loads((wellplay_anchor / "english" / ZH_GAMES[game] / "json" / "script_info.json").read_text(encoding="utf-8"))
+    pairs = zip(zh["character_name"], en["character_name"], strict=True)
+    return "角色：" + "、".join(f"{z}（{e}）" for z, e in pairs) + "。"
+
+
+def quiz_blocks(wellplay_anchor: Path, game: str) -> list[str]:
+    """The game's published questions (``final_result/GM.csv``) typeset as a quiz: ``第3题：…？``
+    then ``A. … B. …`` — digits, times and the English relation labels inside Chinese."""
+    import csv
+
+    path = wellplay_anchor / "chinese" / game / "final_result" / "GM.csv"
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        rows = [row for row in csv.DictReader(fh) if (row.get("question") or "").strip()]
+    blocks = []
+    for number, row in enumerate(rows, start=1):
+        options = [f"{letter.upper()}. {row[letter].strip()}" for letter in "abcde" if (row.get(letter) or "").strip()]
+        blocks.append(f"第{number}题：{row['question'].strip()}\n" + "  ".join(options))
+    return blocks
+
+
+def dense_zh_pages(wellplay_anchor: Path, game: str, count: int, chars: int = 1150) -> list[str]:
+    """``count`` page texts of ~``chars`` characters: a cast line, role-script paragraphs (in cast
+    order, then on through the game) and every page ending with three quiz questions.
+
+    Meant to be typeset with ``text_pdf(..., font_size=DENSE_FONT_PT)``: one A4 page each.
+    """
+    paragraphs = [p.strip() for script in wellplay_scripts(wellplay_anchor, "zh", game).values()
+                  for p in script.split("\n") if p.strip()]
+    quiz = quiz_blocks(wellplay_anchor, game)
+    cast = cast_line(wellplay_anchor, game)
+    pages, p, q = [], 0, 0
+    for _ in range(count):
+        questions = [quiz[(q + i) % len(quiz)] for i in range(3)]
+        q += 3
+        budget = chars - len(cast) - sum(len(x) for x in questions)
+        body: list[str] = []
+        while budget > 80:
+            para = paragraphs[p % len(paragraphs)]
+            p += 1
+            body.append(first_chars(para, budget) if len(para) > budget else para)
+            budget -= len(body[-1])
+        pages.append("\n".join([cast, *body, *questions]))
+    return pages
+
+
+ERROR_CLASSES = ("width", "punctuation", "digit", "latin", "cjk_substitution", "insertion", "deletion", "space_break")
+
+
+def strict_cer(hypothesis: str, reference: str) -> float:
+    """Like :func:`cer` but width-sensitive: ``，`` for ``,`` counts (no NFKC, no quote folding)."""
+    ref = re.sub(r"\s+", "", unicodedata.normalize("NFC", reference))
+    return Levenshtein.distance(re.sub(r"\s+", "", unicodedata.normalize("NFC", hypothesis)), ref) / max(1, len(ref))
+
+
+def _kind(ch: str) -> str:
+    if ch.isspace():
+        return "space"
+    if ch.isdigit():
+        return "digit"
+    if ch.isascii() and ch.isalpha():
+        return "latin"
+    if unicodedata.category(ch).startswith(("P", "S")):
+        return "punct"
+    return "cjk"
+
+
+def error_classes(hypothesis: str, reference: str) -> dict[str, int]:
+    """Edit operations of a width-sensitive alignment, counted by class (see ``ERROR_CLASSES``).
+
+    Whitespace runs are collapsed to one character (a line break stays a line break), so a space
+    inside a Chinese sentence, a lost paragraph break or a line broken mid-sentence shows as
+    ``space_break`` while the other classes count characters. First match wins: whitespace, then
+    same-after-NFKC (full/half width), punctuation, digits, Latin letters, then CJK substitutions,
+    insertions and deletions.
+    """
+    def squeeze(text: str) -> str:
+        text = unicodedata.normalize("NFC", text).strip()
+        return re.sub(r"\s+", lambda m: "\n" if "\n" in m.group() else " ", text)
+
+    hyp, ref = squeeze(hypothesis), squeeze(reference)
+    counts = dict.fromkeys(ERROR_CLASSES, 0)
+    for op in Levenshtein.editops(hyp, ref):
+        h = hyp[op.src_pos] if op.tag != "insert" else ""  # "insert": a reference character the OCR missed
+        r = ref[op.dest_pos] if op.tag != "delete" else ""
+        kinds = {_kind(c) for c in (h, r) if c}
+        if "space" in kinds:
+            counts["space_break"] += 1
+        elif h and r and unicodedata.normalize("NFKC", h) == unicodedata.normalize("NFKC", r):
+            counts["width"] += 1
+        elif "punct" in kinds:
+            counts["punctuation"] += 1
+        elif "digit" in kinds:
+            counts["digit"] += 1
+        elif "latin" in kinds:
+            counts["latin"] += 1
+        elif op.tag == "replace":
+            counts["cjk_substitution"] += 1
+        elif op.tag == "delete":
+            counts["insertion"] += 1  # a character the OCR added
+        else:
+            counts["deletion"] += 1  # a character the OCR lost
+    return counts

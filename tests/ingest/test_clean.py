@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 
-from ingest.clean import clean_text, join_pages, punctuation_zh, remove_cjk_spaces
+from ingest.clean import clean_text, join_pages, punctuation_zh, remove_cjk_spaces, usual_width
 
 from .ingest_makers import body_of
 
@@ -57,3 +57,18 @@ def test_join_pages_inside_a_sentence():
     assert join_pages(["他走进了", "房间。\n第二段"], "zh") == "他走进了房间。\n第二段"
     assert join_pages(["It was a dark and", "stormy night."], "en") == "It was a dark and stormy night."
     assert join_pages(["End.", "Next page."], "en") == "End.\nNext page."
+
+
+def test_brackets_around_latin_inside_chinese_take_the_full_width():
+    ocr = "角色 : 何 老 六 (He Laoliu) 、 慕 北 (Mu Bei) 。 时间 (21:00) 见 面"
+    assert clean_text(ocr, "zh") == "角色：何老六（He Laoliu）、慕北（Mu Bei）。时间（21:00）见面"
+    assert clean_text("张洁（Zhang Jie) 和 慕北 (Mu Bei）", "zh") == "张洁（Zhang Jie）和慕北（Mu Bei）"
+    assert clean_text("He said (quietly) no.", "en") == "He said (quietly) no."
+
+
+def test_wrapped_lines_of_spaced_ocr_output_are_joined(zh_scripts):
+    """``chi_sim`` puts a space between most characters; widths are measured without them."""
+    paragraph = body_of(zh_scripts["王村长"]).split("\n")[0][:200]
+    lines = [" ".join(paragraph[i:i + 40]) for i in range(0, len(paragraph), 40)]
+    spaced = "\n".join(lines)
+    assert clean_text(spaced, "zh", usual_width(spaced)) == paragraph
