@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from casebook.text import CJK, CJK_PUNCT
 from ingest.pipeline import clean_documents
 from ingest.read import collect_sources, read_sources
 
@@ -66,7 +67,7 @@ def test_dense_chinese_pages_of_two_games(tmp_path, wellplay_anchor):
         assert strict_cer(text, reference) <= 0.025, (name, strict_cer(text, reference), error_classes(text, reference))
         lines = [line for line in text.split("\n") if line.strip()]
         assert len(lines) <= len(reference.split("\n")) + 3, (name, lines)  # wrapped lines joined into paragraphs
-        assert not re.search("[\u4e00-\u9fff，。：；？！] +[\u4e00-\u9fff，。：；？！]", text)  # no OCR spaces in Chinese
+        assert not re.search(f"[{CJK}{CJK_PUNCT}] +[{CJK}{CJK_PUNCT}]", text)  # no OCR spaces left in Chinese
     assert "张村民（Zhang Villager）、王村长（Chief Wang）" in read["sin"]  # Latin glosses in full-width brackets
     assert "第1题：赵慈善被谁杀死的？" in read["sin"]
     assert "2015年，张村民出生在A国" in read["sin"]  # digits and a Latin letter inside Chinese
