@@ -14,8 +14,14 @@ from annotate.models import ChainNode, Character, Clue, KeyStatement, ReasoningC
 from annotate.services import access, permissions, svg, versions
 from annotate.services.chains import ChainError, chain_graph, delete_node, level_label, save_node
 from annotate.services.versions import VersionConflict
-from annotate.views.common import conflict_context, game_spans
-from casebook import audit
+from annotate.views.common import (
+    conflict_context,
+    drop_kept,
+    game_spans,
+    keep_refused,
+    kept_text,
+    locked_message,
+)
 from casebook.interchange import ClueKind, NodeKind, Status
 
 
@@ -64,22 +70,33 @@ def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = No
         "image_clue": node.image_clue_id if node else None, "version": node.version if node else 0,
     }
     chain_form, chain_conflict = ChainForm(instance=chain), {}
-    if request.method == "POST" and request.POST.get("action") == "chain":
+    # Nodes belong to the chain: who may not edit the chain (an approved one, someone else's) sees it read-only.
+    locked = not permissions.can(request.user, game, "edit", chain, role=role)
+    chain_key, node_key = f"reasoningchain:{chain.pk}", f"chainnode:{chain.pk}:{node_pk or 'new'}"
+    status = 200
+    if request.method == "POST" and locked:
+        # Refused, but nothing typed is lost: shown back and kept as the user's server draft.
+        if request.POST.get("action") == "chain":
+            chain_form = ChainForm(request.POST, instance=ReasoningChain(game=game))
+            keep_refused(request.user, game, chain_key, {"kept": [["title", request.POST.get("title", "")],
+                                                                 ["goal", request.POST.get("goal", "")]]},
+                         int_or_none(request.POST.get("version")))
+        elif request.POST.get("action") != "delete":
+            state = _node_state(request.POST)
+            keep_refused(request.user, game, node_key, {"kept": _kept_node(state, by_id)}, state["version"])
+        error, status = locked_message(chain, "chain"), 403
+    elif request.method == "POST" and request.POST.get("action") == "chain":
         chain_form, chain_conflict = _edit_chain(request, game, chain)
         if chain_form is None:
+            drop_kept(request.user, game, chain_key)
             return redirect("annotate:chain_detail", slug=game.slug, pk=chain.pk)
-    if request.method == "POST":
+    if request.method == "POST" and not locked and request.POST.get("action") != "chain":
         permissions.require(request.user, game, "edit", chain)  # nodes belong to the chain's author
         if request.POST.get("action") == "delete" and node:
             delete_node(node, request.user)
             messages.success(request, f"Deleted node {node.key}.")
             return redirect("annotate:chain_detail", slug=slug, pk=pk)
-        state = {
-            "kind": request.POST.get("kind", ""), "text": request.POST.get("text", ""),
-            "knowledge": request.POST.get("knowledge", ""), "parents": set(ids(request.POST.getlist("parents"))),
-            "evidence": set(ids(request.POST.getlist("evidence"))), "image_clue": int_or_none(request.POST.get("image_clue")),
-            "version": int_or_none(request.POST.get("version")) or 0,
-        }
+        state = _node_state(request.POST)
         try:
             saved = save_node(chain, node, kind=state["kind"], text=state["text"], parent_ids=state["parents"],
                               span_ids=state["evidence"], image_clue_id=state["image_clue"], knowledge=state["knowledge"],
@@ -99,6 +116,7 @@ def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = No
             error = f"Someone saved node {current.key} while you were editing it; see below."
             state["version"] = current.version  # an explicit second save replaces theirs knowingly
         else:
+            drop_kept(request.user, game, node_key)
             messages.success(request, f"Saved node {saved.key}.")
             return redirect("annotate:chain_detail", slug=slug, pk=pk)
     drawing = svg.chain_graph(
@@ -113,8 +131,25 @@ def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = No
         "image_clues": list(Clue.objects.filter(game=game, kind=ClueKind.IMAGE).only("id", "key", "title")),
         "kinds": list(NodeKind), "tab": "chains", "chain_form": chain_form, "statuses": list(Status),
         "chain_version": chain_conflict["conflict"].version if chain_conflict.get("conflict_on") == "chain" else chain.version,
+        "locked": locked, "locked_message": locked_message(chain, "chain") if locked else "",
+        "kept_items": [k for k in (kept_text(request.user, game, chain_key), kept_text(request.user, game, node_key)) if k],
         **chain_conflict,
-    })
+    }, status=status)
+
+
+def _node_state(post) -> dict:
+    return {
+        "kind": post.get("kind", ""), "text": post.get("text", ""), "knowledge": post.get("knowledge", ""),
+        "parents": set(ids(post.getlist("parents"))), "evidence": set(ids(post.getlist("evidence"))),
+        "image_clue": int_or_none(post.get("image_clue")), "version": int_or_none(post.get("version")) or 0,
+    }
+
+
+def _kept_node(state: dict, by_id: dict) -> list[list[str]]:
+    """A refused node save in words, for the kept-text box."""
+    return [["kind", state["kind"]], ["statement", state["text"]], ["knowledge", state["knowledge"]],
+            ["parents", ", ".join(sorted(by_id[p].key for p in state["parents"] if p in by_id))],
+            ["evidence", ", ".join(map(str, sorted(state["evidence"])))]]
 
 
 def _edit_chain(request: HttpRequest, game, chain: ReasoningChain) -> tuple[ChainForm | None, dict]:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from annotate.models import EvidenceSpan, Game
+from annotate.models import Draft, EvidenceSpan, Game
+from casebook.interchange import Status
 from casebook.models import AuditEntry
 
 
@@ -22,3 +23,28 @@ def conflict_context(current, pairs: list[tuple[str, object, object]], reload_ur
     saved_by = last.user if last and last.user else getattr(current, "author", None)
     rows = [{"field": name, "saved": saved, "mine": mine, "differs": saved != mine} for name, saved, mine in pairs]
     return {"conflict": current, "saved_by": saved_by, "conflict_rows": rows, "reload_url": reload_url}
+
+
+def locked_message(item, noun: str) -> str:
+    """Why an editor is read-only for this user, and what to do about it (the same words everywhere)."""
+    status = getattr(item, "status", "")
+    if status in (Status.APPROVED, Status.SUBMITTED):
+        return (f"This {noun} is {status}: it changes only through review. Ask a reviewer to reopen "
+                "it (“Request reopening” below); your text is kept as a draft.")
+    return f"Only its author or a reviewer may change this {noun}; your text is kept as a draft."
+
+
+def keep_refused(user, game: Game, key: str, data: dict, version: int | None) -> None:
+    """A refused save loses nothing: what the user typed becomes their server draft for ``key``."""
+    Draft.objects.update_or_create(user=user, game=game, key=key[:100],
+                                   defaults={"data": data, "base_version": version})
+
+
+def kept_text(user, game: Game, key: str) -> dict | None:
+    """The text a refused save kept for ``key`` (shown beside the editor until a save succeeds)."""
+    found = Draft.objects.filter(user=user, game=game, key=key).only("data").first()
+    return found.data if found and isinstance(found.data, dict) and found.data.get("kept") else None
+
+
+def drop_kept(user, game: Game, key: str) -> None:
+    Draft.objects.filter(user=user, game=game, key=key).delete()

@@ -32,7 +32,7 @@ from annotate.services.questions import (
     lettered_options,
     save_question,
 )
-from annotate.views.common import conflict_context, game_spans
+from annotate.views.common import conflict_context, game_spans, locked_message
 from casebook.interchange import DEFAULT_WEIGHTS, LETTERS, SUB_TYPES, ClueKind, QuestionKind, Status
 
 PAGE_SIZE = 50  # a screenful or two; keeps the page under ~100 ms at 20 clients on 2 cores
@@ -124,7 +124,7 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
         Draft.objects.update_or_create(user=request.user, game=game, key=f"question:{pk}",
                                        defaults={"data": _draft_from_post(request.POST, state),
                                                  "base_version": state["version"]})
-        error = _locked_message(question)
+        error = locked_message(question, "question")
         status = 403
     elif request.method == "POST":
         permissions.require(request.user, game, "edit" if question is not None else "create", question)
@@ -162,7 +162,7 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
     draft = Draft.objects.filter(user=request.user, game=game, key=f"question:{pk or 'new'}").only("data", "base_version", "updated_at").first()
     return render(request, "annotate/question_form.html", {
         "game": game, "role": role, "question": question, "state": state, "error": error, **conflict,
-        "locked": locked, "locked_message": _locked_message(question) if locked else "",
+        "locked": locked, "locked_message": locked_message(question, "question") if locked else "",
         "kinds": [(k, KIND_LABELS[k]) for k in QuestionKind], "characters": characters, "image_clues": image_clues,
         "nodes": nodes, "spans": spans, "statuses": list(Status), "letters": LETTERS,
         "held_back": lettered_options(list(question.options.all()))[1] if question is not None else [],
@@ -176,13 +176,6 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
         }, ensure_ascii=False),
         "tab": "questions",
     }, status=status)
-
-
-def _locked_message(question: Question) -> str:
-    if question.status in (Status.APPROVED, Status.SUBMITTED):
-        return (f"This question is {question.status}: it changes only through review. Ask a reviewer to reopen "
-                "it (“Request reopening” below); your text is kept as a draft.")
-    return "Only its author or a reviewer may change this question; your text is kept as a draft."
 
 
 def _draft_from_post(post, state: dict) -> dict:

@@ -13,7 +13,14 @@ from annotate.models import Character, Relationship
 from annotate.services import access, permissions, svg
 from annotate.services import relationships as rel_service
 from annotate.services.versions import VersionConflict
-from annotate.views.common import conflict_context, game_spans
+from annotate.views.common import (
+    conflict_context,
+    drop_kept,
+    game_spans,
+    keep_refused,
+    kept_text,
+    locked_message,
+)
 from casebook.interchange import Status
 
 
@@ -36,8 +43,12 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
         "status": rel.status if rel else Status.DRAFT, "version": rel.version if rel else 0,
     }
     conflict: dict = {}
+    locked = rel is not None and not permissions.can(request.user, game, "edit", rel, role=role)
+    key = f"relationship:{pk or 'new'}"
+    status = 200
     if request.method == "POST":
-        permissions.require(request.user, game, "edit" if rel else "create", rel)
+        if not locked:
+            permissions.require(request.user, game, "edit" if rel else "create", rel)
         state = {
             "source": int_or_none(request.POST.get("source")), "target": int_or_none(request.POST.get("target")),
             "labels": [lbl for lbl in request.POST.getlist("labels") if lbl.strip()], "note": request.POST.get("note", ""),
@@ -45,6 +56,11 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
             "status": rel.status if rel else Status.DRAFT,  # states move only through the review workflow
             "version": int_or_none(request.POST.get("version")) or 0,
         }
+    if request.method == "POST" and locked:
+        # Refused, but what the user typed is shown back and kept as their server draft.
+        keep_refused(request.user, game, key, {"kept": _kept_fields(state)}, state["version"])
+        error, status = locked_message(rel, "relationship"), 403
+    elif request.method == "POST":
         try:
             saved = rel_service.save_relationship(
                 game, rel, source_id=state["source"] or 0, target_id=state["target"] or 0, labels=state["labels"],
@@ -58,6 +74,7 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
             error = "Someone saved this relationship while you were editing it; see below."
             state["version"] = exc.current.version  # an explicit second save replaces theirs knowingly
         else:
+            drop_kept(request.user, game, key)
             messages.success(request, "Relationship saved.")
             return redirect("annotate:relationship_edit", slug=slug, pk=saved.pk)
     people = list(Character.objects.filter(game=game).only("id", "name", "playable", "position", "aliases"))
@@ -73,8 +90,18 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
     return render(request, "annotate/relationships.html", {
         "game": game, "role": role, "rel": rel, "state": state, "error": error, "people": people, "rows": rows,
         "graph": graph, "spans": list(game_spans(game)), "statuses": list(Status), "tab": "relationships",
-        "vocabulary": rel_service.known_labels(), **conflict,
-    })
+        "vocabulary": rel_service.known_labels(), "locked": locked,
+        "locked_message": locked_message(rel, "relationship") if locked else "", "kept": kept_text(request.user, game, key),
+        **conflict,
+    }, status=status)
+
+
+def _kept_fields(state: dict) -> list[list[str]]:
+    """A refused relationship save in words, for the kept-text box."""
+    names = dict(Character.objects.filter(pk__in=[state["source"] or 0, state["target"] or 0]).values_list("pk", "name"))
+    return [["A (source)", names.get(state["source"], "")], ["B (target)", names.get(state["target"], "")],
+            ["labels", ", ".join(state["labels"])], ["note", state["note"]],
+            ["evidence", ", ".join(map(str, sorted(state["evidence"])))]]
 
 
 def _relationship_conflict(current: Relationship, mine: dict, slug: str) -> dict:

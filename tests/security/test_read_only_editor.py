@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotate.models import Draft, Question
+from annotate.models import ChainNode, Draft, Question, ReasoningChain, Relationship
 
 pytestmark = pytest.mark.django_db
 
@@ -47,3 +47,87 @@ def test_refused_save_keeps_the_text_and_the_request_reaches_the_queue(client, p
     client.force_login(people["reviewer"])
     queue = client.get(reverse("review:queue")).content.decode()
     assert "Reopening requested" in queue and "题干有错字" in queue and f"question {approved.pk}" in queue
+
+
+@pytest.fixture
+def approved_relationship(victim) -> Relationship:
+    a, b = list(victim.characters.all())[:2]
+    return Relationship.objects.create(game=victim, source=a, target=b, labels=["lover of x"], note="旧备注",
+                                       status="approved")
+
+
+@pytest.fixture
+def approved_chain(victim) -> tuple[ReasoningChain, ChainNode]:
+    chain = ReasoningChain.objects.create(game=victim, goal="murderer", title="谁下的毒", status="approved")
+    node = ChainNode.objects.create(chain=chain, key="c1", text="茶是冷的",
+                                    image_clue=victim.clues.get(key="img/1.png"))
+    return chain, node
+
+
+def test_approved_relationship_is_read_only_and_a_refused_save_keeps_the_text(client, people, victim,
+                                                                             approved_relationship):
+    rel = approved_relationship
+    url = reverse("annotate:relationship_edit", args=[victim.slug, rel.pk])
+    client.force_login(people["annotator"])
+    page = client.get(url).content.decode()
+    assert "<fieldset disabled" in page and "Request reopening" in page and "relationship is approved" in page
+    assert reverse("annotate:relationship_delete", args=[victim.slug, rel.pk]) not in page
+    response = client.post(url, {"version": rel.version, "source": rel.source_id, "target": rel.target_id,
+                                 "labels": ["rival of x"], "note": "我的新备注：他们在吵架"})
+    html = response.content.decode()
+    assert response.status_code == 403 and "<html" in html.lower() and "我的新备注：他们在吵架" in html
+    assert "Your text, not saved" in html and "rival of x" in html
+    rel.refresh_from_db()
+    assert (rel.labels, rel.note, rel.version) == (["lover of x"], "旧备注", 1)
+    # The kept text survives a reload, until a save succeeds.
+    assert "我的新备注：他们在吵架" in client.get(url).content.decode()
+    assert Draft.objects.filter(user=people["annotator"], key=f"relationship:{rel.pk}").exists()
+
+    client.post(reverse("review:comment", args=[victim.slug, "relationship", rel.pk]), {"reopen": "1", "text": "标签错了"})
+    client.force_login(people["reviewer"])
+    queue = client.get(reverse("review:queue")).content.decode()
+    assert "标签错了" in queue and f"relationship {rel.pk}" in queue
+    page = client.get(url).content.decode()
+    assert "<fieldset disabled" not in page and "Request reopening" not in page
+
+
+def test_approved_chain_node_is_read_only_and_a_refused_save_keeps_the_text(client, people, victim, approved_chain):
+    chain, node = approved_chain
+    url = reverse("annotate:node_edit", args=[victim.slug, chain.pk, node.pk])
+    client.force_login(people["annotator"])
+    page = client.get(url).content.decode()
+    assert page.count("<fieldset disabled") == 2 and "Request reopening" in page and "chain is approved" in page
+    assert "Delete node" not in page
+    response = client.post(url, {"version": node.version, "kind": "direct", "text": "茶其实是热的，我改了"})
+    html = response.content.decode()
+    assert response.status_code == 403 and "茶其实是热的，我改了" in html and "Your text, not saved" in html
+    refused_title = client.post(url, {"action": "chain", "version": chain.version, "title": "新标题", "goal": "murderer"})
+    assert refused_title.status_code == 403 and "新标题" in refused_title.content.decode()
+    deleted = client.post(url, {"action": "delete"})
+    assert deleted.status_code == 403
+    node.refresh_from_db()
+    chain.refresh_from_db()
+    assert (node.text, node.version, chain.title, chain.version) == ("茶是冷的", 1, "谁下的毒", 1)
+
+    client.post(reverse("review:comment", args=[victim.slug, "reasoningchain", chain.pk]),
+                {"reopen": "1", "text": "节点c1写错了"})
+    client.force_login(people["reviewer"])
+    assert "节点c1写错了" in client.get(reverse("review:queue")).content.decode()
+    page = client.get(url).content.decode()
+    assert "<fieldset disabled" not in page and "Delete node" in page
+    saved = client.post(url, {"version": node.version, "kind": "direct", "text": "茶是温的",
+                                 "image_clue": node.image_clue_id})
+    assert saved.status_code == 302
+    node.refresh_from_db()
+    assert node.text == "茶是温的"
+
+
+def test_annotator_edits_own_draft_relationship_and_the_kept_text_goes_on_save(client, people, victim):
+    a, b = list(victim.characters.all())[:2]
+    client.force_login(people["annotator"])
+    response = client.post(reverse("annotate:relationships", args=[victim.slug]),
+                           {"version": 0, "source": a.pk, "target": b.pk, "labels": ["friend of x"], "note": ""})
+    rel = Relationship.objects.get(game=victim, note="")
+    assert response.status_code == 302 and rel.author == people["annotator"]
+    page = client.get(reverse("annotate:relationship_edit", args=[victim.slug, rel.pk])).content.decode()
+    assert "<fieldset disabled" not in page and "Request reopening" not in page
