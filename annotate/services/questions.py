@@ -157,10 +157,20 @@ def _clean(game: Game, data: QuestionInput) -> dict:
     return resolved
 
 
-@transaction.atomic
 def check_ready_for_review(data: QuestionInput) -> None:
     """What a draft needs before it is submitted: a multiple-choice question needs two options."""
-    if data.kind not in FREE_TEXT_KINDS and len([t for t, _ in data.options if t.strip()]) < 2:
+    _require_two_options(data.kind, [t for t, _ in data.options])
+
+
+def check_saved_ready_for_review(question: Question) -> None:
+    """The same rule on a saved question (the review queue's submit/approve): only the options
+    that will be exported count, so generated ones awaiting review do not make up the two."""
+    exported = [o.text for o in question.options.all() if o.review not in NOT_EXPORTED]
+    _require_two_options(question.kind, exported)
+
+
+def _require_two_options(kind: str, texts: list[str]) -> None:
+    if kind not in FREE_TEXT_KINDS and len([t for t in texts if t.strip()]) < 2:
         raise QuestionError("A multiple-choice question needs at least two options before it is submitted. "
                             "Save it as a draft and add wrong options (or generate them) first.")
 

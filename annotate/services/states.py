@@ -23,6 +23,7 @@ from django.dispatch import Signal
 from annotate.models import Membership, Question, ReasoningChain, Relationship, ReviewedItem, SpanLabelConflict
 from annotate.services import permissions
 from annotate.services import spans as span_service
+from annotate.services.questions import QuestionError, check_saved_ready_for_review
 from casebook.audit import item_type
 from casebook.interchange import Status
 
@@ -100,10 +101,22 @@ def transition(item: models.Model, action: str, user, *, reason: str = "",
     locked = type(item).objects.select_for_update().select_related("game").get(pk=item.pk)
     if expected_version is not None and locked.version != expected_version:
         raise StaleVersion(f"This item was changed by someone else (now version {locked.version}); reload and look again.")
-    problem = _permission_problem(locked, action, user, None)
+    problem = _permission_problem(locked, action, user, None) or _readiness_problem(locked, action)
     if problem:
         raise TransitionError(problem)
     return _apply(locked, action, user, reason=reason)
+
+
+def _readiness_problem(item, action: str) -> str | None:
+    """What the editor checks before "Save and submit" holds on every path into (and through) review:
+    the queue's Submit and Approve buttons, bulk approve and the keyboard review alike."""
+    if action not in {"submit", "approve"} or not isinstance(item, Question):
+        return None
+    try:
+        check_saved_ready_for_review(item)
+    except QuestionError as exc:
+        return str(exc)
+    return None
 
 
 def _apply(item: models.Model, action: str, user, *, reason: str = "", system: bool = False) -> models.Model:

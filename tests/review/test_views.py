@@ -206,3 +206,29 @@ def test_relationship_and_chain_item_pages(client, game, users):
     client.post(reverse("review:transition", args=[game.slug, "reasoningchain", chain.pk]), {"action": "submit"})
     page = client.get(reverse("review:item", args=[game.slug, "reasoningchain", chain.pk])).content.decode()
     assert "管家十点在书房" in page and "submitted" in page and 'data-action="approve"' in page
+
+
+def test_queue_submit_and_approve_hold_the_editors_two_option_rule(client, game, users, anna_question):
+    """A draft may hold only the key (the editor saves it); the review path, like the editor's
+    "Save and submit", refuses to send it on with fewer than two exported options."""
+    q = anna_question
+    q.options.exclude(is_correct=True).delete()
+    q.options.create(position=5, text="生成的干扰项", origin="llm", review="pending")  # held back: does not count
+    url = reverse("review:transition", args=[game.slug, "question", q.pk])
+    page = login(client, users["anna"]).post(url, {"action": "submit", "version": q.version}, follow=True).content.decode()
+    assert "needs at least two options" in page
+    assert Question.objects.get(pk=q.pk).status == Status.DRAFT
+
+    # Submitted some other way (e.g. before this rule, or by the import), it cannot be approved either,
+    # one by one or in bulk; once a second option is accepted it goes through.
+    Question.objects.filter(pk=q.pk).update(status=Status.SUBMITTED)
+    q.refresh_from_db()
+    login(client, users["rita"])
+    page = client.post(url, {"action": "approve", "version": q.version}, follow=True).content.decode()
+    assert "needs at least two options" in page
+    bulk = client.post(reverse("review:bulk"), {"action": "approve", "items": [f"question:{q.pk}"]}, follow=True)
+    assert "needs at least two options" in bulk.content.decode()
+    assert Question.objects.get(pk=q.pk).status == Status.SUBMITTED
+    q.options.filter(origin="llm").update(review="accepted")
+    client.post(url, {"action": "approve", "version": q.version}, follow=True)
+    assert Question.objects.get(pk=q.pk).status == Status.APPROVED
