@@ -227,12 +227,19 @@ def citations(spans: list[EvidenceSpan]) -> dict[int, list[Citation]]:
     return cited
 
 
+def locked_by(cited: list[Citation], role: str | None) -> Citation | None:
+    """The approved work that makes a span read-only for this role (annotators), else ``None``."""
+    if ROLE_RANK.get(role or "", 0) >= ROLE_RANK[Membership.Role.REVIEWER]:
+        return None
+    return next((c for c in cited if c.status == Status.APPROVED), None)
+
+
 def _may_change(span: EvidenceSpan, cited: list[Citation], role: str | None) -> None:
     """Annotators may not change a span that approved work cites (a reviewer must, after reopening)."""
-    approved = [c for c in cited if c.status == Status.APPROVED]
-    if approved and ROLE_RANK.get(role or "", 0) < ROLE_RANK[Membership.Role.REVIEWER]:
-        raise SpanError(f"Approved work cites this span ({approved[0].kind} “{approved[0].title}”); "
-                        "only a reviewer or manager may change it.")
+    approved = locked_by(cited, role)
+    if approved is not None:
+        raise SpanError(f"Approved work cites this span ({approved.kind} “{approved.title}”); "
+                        "only a reviewer or manager may change it. Ask for the approved item to be reopened.")
 
 
 def update_span(game: Game, span_id, *, start=None, end=None, label: str | None = None, unit: str = "codepoint",

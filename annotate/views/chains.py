@@ -15,6 +15,7 @@ from annotate.services import access, permissions, svg, versions
 from annotate.services.chains import ChainError, chain_graph, delete_node, level_label, save_node
 from annotate.services.versions import VersionConflict
 from annotate.views.common import (
+    answer_key_context,
     conflict_context,
     drop_kept,
     game_spans,
@@ -22,6 +23,7 @@ from annotate.views.common import (
     kept_text,
     locked_message,
 )
+from casebook import audit
 from casebook.interchange import ClueKind, NodeKind, Status
 
 
@@ -42,7 +44,7 @@ def chain_list(request: HttpRequest, slug: str) -> HttpResponse:
     nodes = [n for c in chains for n in c.nodes.all()]
     return render(request, "annotate/chain_list.html", {
         "game": game, "role": role, "chains": chains, "form": form, "statements": statements, "key_roles": key_roles,
-        "nodes": nodes, "tab": "chains",
+        "nodes": nodes, "tab": "chains", **answer_key_context(request.user, game, role),
     })
 
 

@@ -12,7 +12,7 @@ from annotate.forms import CharacterFormSet, ScriptForm, int_or_none
 from annotate.models import Character, Kill
 from annotate.services import access, permissions, versions
 from annotate.services.versions import VersionConflict
-from annotate.views.common import conflict_context
+from annotate.views.common import answer_key_context, conflict_context
 from casebook import audit
 
 CHAR_FIELDS = ("id", "game_id", "name", "aliases", "playable", "is_victim", "is_murderer", "key_role", "goals", "position",
@@ -51,7 +51,7 @@ def characters(request: HttpRequest, slug: str) -> HttpResponse:
     people = [(f.instance.pk, f.instance.name) for f in formset.forms if f.instance.pk]
     return render(request, "annotate/characters.html", {
         "game": game, "role": role, "formset": formset, "kills": kills, "people": people, "tab": "characters",
-        **conflict,
+        **answer_key_context(request.user, game, role), **conflict,
     })
 
 
@@ -149,4 +149,5 @@ def character_script(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 messages.success(request, f"Script of {char.name} saved.")
                 return redirect("annotate:characters", slug=slug)
     return render(request, "annotate/script_form.html", {"game": game, "role": role, "form": form, "char": char,
-                                                         "tab": "characters", **conflict})
+                                                         "tab": "characters",
+                                                         **answer_key_context(request.user, game, role), **conflict})

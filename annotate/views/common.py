@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from annotate.models import Draft, EvidenceSpan, Game
+from annotate.models import Draft, EvidenceSpan, Game, Membership
+from annotate.services import permissions
 from casebook.interchange import Status
 from casebook.models import AuditEntry
 
@@ -48,3 +49,13 @@ def kept_text(user, game: Game, key: str) -> dict | None:
 
 def drop_kept(user, game: Game, key: str) -> None:
     Draft.objects.filter(user=user, game=game, key=key).delete()
+
+
+def answer_key_context(user, game: Game, role: str) -> dict:
+    """Whether this member may change the answer key (cast, kills, key statements, scripts) and, when
+    not, whom to ask: the pages then show it read-only instead of forms whose save is refused."""
+    if permissions.can(user, game, "ground_truth", role=role):
+        return {"key_editable": True, "reviewers": []}
+    reviewers = (Membership.objects.filter(game=game, role__in=[Membership.Role.REVIEWER, Membership.Role.MANAGER])
+                 .order_by("user__username").values_list("user__username", flat=True))
+    return {"key_editable": False, "reviewers": list(reviewers)}

@@ -72,12 +72,13 @@ def _utf16_offsets(text: str, points: set[int]) -> dict[int, int]:
 
 
 def span_payload(span: EvidenceSpan, text: str, cited: list[span_service.Citation], pane: int,
-                 utf16: dict[int, int] | None = None) -> dict:
-    """What the reader's script needs to draw, list and edit one span (offsets in UTF-16 units)."""
+                 utf16: dict[int, int] | None = None, role: str | None = None) -> dict:
+    """What the reader's script needs to draw, list and edit one span (offsets in UTF-16 units);
+    ``locked`` when approved work cites it and this role may only read it."""
     utf16 = utf16 or _utf16_offsets(text, {span.start, span.end})
     return {
         "id": span.pk, "pane": pane, "start": utf16.get(span.start, 0), "end": utf16.get(span.end, 0),
-        "quote": span.quote, "label": span.label,
+        "quote": span.quote, "label": span.label, "locked": span_service.locked_by(cited, role) is not None,
         "cited": [{"kind": c.kind, "title": c.title, "status": c.status, "url": reverse(c.url_name, args=(span.game.slug, *c.url_args))}
                   for c in cited],
     }
@@ -106,7 +107,7 @@ def reader(request: HttpRequest, slug: str) -> HttpResponse:
     payload = []
     for index, pane in enumerate(panes):
         utf16 = _utf16_offsets(pane.text, {o for s in pane.spans for o in (s.start, s.end)})
-        payload += [span_payload(s, pane.text, cited[s.pk], index, utf16) for s in pane.spans]
+        payload += [span_payload(s, pane.text, cited[s.pk], index, utf16, role) for s in pane.spans]
     highlight = None
     a, _, b = request.GET.get("hl", "").partition("-")
     if panes and a.isdigit() and b.isdigit():  # a search hit, in code points of the left pane
@@ -139,11 +140,11 @@ def _json_body(request: HttpRequest) -> dict:
     return data
 
 
-def _span_response(game: Game, span: EvidenceSpan, pane: int, status: int = 200) -> JsonResponse:
+def _span_response(game: Game, span: EvidenceSpan, pane: int, role: str | None, status: int = 200) -> JsonResponse:
     span = span_service.get_span(game, span.pk)
     text = span_service.Target(span.document, character=span.character, clue=span.clue).text(game)
     cited = span_service.citations([span])[span.pk]
-    return JsonResponse(span_payload(span, text, cited, pane), status=status)
+    return JsonResponse(span_payload(span, text, cited, pane, role=role), status=status)
 
 
 def _pane_index(data: dict) -> int:
@@ -155,7 +156,7 @@ def _pane_index(data: dict) -> int:
 @require_POST
 def span_create(request: HttpRequest, slug: str) -> JsonResponse:
     """JSON in, JSON out: the reader posts browser (UTF-16) offsets and the selected text."""
-    game, _ = access.game_for(request.user, slug)
+    game, role = access.game_for(request.user, slug)
     try:
         data = _json_body(request)
         owner = data.get("owner_id")
@@ -166,7 +167,7 @@ def span_create(request: HttpRequest, slug: str) -> JsonResponse:
         )
     except SpanError as exc:
         return JsonResponse({"error": str(exc)}, status=404 if isinstance(exc, SpanNotFound) else 400)
-    return _span_response(game, span, _pane_index(data))
+    return _span_response(game, span, _pane_index(data), role)
 
 
 @login_required
@@ -184,7 +185,7 @@ def span_edit(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
         )
     except SpanError as exc:
         return JsonResponse({"error": str(exc)}, status=404 if isinstance(exc, SpanNotFound) else 400)
-    return _span_response(game, span, _pane_index(data))
+    return _span_response(game, span, _pane_index(data), role)
 
 
 @login_required
@@ -207,7 +208,7 @@ def span_delete(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
 @require_POST
 def span_undo(request: HttpRequest, slug: str, entry: int) -> JsonResponse:
     """Undo a deletion (the id is the audit entry the delete answered with)."""
-    game, _ = access.game_for(request.user, slug)
+    game, role = access.game_for(request.user, slug)
     try:
         data = _json_body(request)
     except SpanError:
@@ -216,7 +217,7 @@ def span_undo(request: HttpRequest, slug: str, entry: int) -> JsonResponse:
         span = span_service.undo_delete(game, entry, user=request.user)
     except SpanError as exc:
         return JsonResponse({"error": str(exc)}, status=404 if isinstance(exc, SpanNotFound) else 400)
-    return _span_response(game, span, _pane_index(data), status=201)
+    return _span_response(game, span, _pane_index(data), role, status=201)
 
 
 @login_required

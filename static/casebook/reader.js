@@ -40,7 +40,7 @@
     const handle = (edge) => { const h = document.createElement("span"); h.className = `handle ${edge}`; h.dataset.edge = edge; h.title = `Drag to move the ${edge}`; return h; };
     for (let i = 0; i + 1 < points.length; i++) {
       const a = points[i], b = points[i + 1];
-      if (chosen && chosen.pane === pane && chosen.start === a) frag.append(handle("start"));
+      if (chosen && !chosen.locked && chosen.pane === pane && chosen.start === a) frag.append(handle("start"));
       const covering = mine.filter((s) => s.start <= a && s.end >= b).sort((x, y) => (y.end - y.start) - (x.end - x.start));
       const piece = text.slice(a, b), inHl = hl && hl[0] <= a && hl[1] >= b;
       if (!covering.length && !inHl) { frag.append(piece); }
@@ -60,7 +60,7 @@
         }
         frag.append(mark);
       }
-      if (chosen && chosen.pane === pane && chosen.end === b) frag.append(handle("end"));
+      if (chosen && !chosen.locked && chosen.pane === pane && chosen.end === b) frag.append(handle("end"));
     }
     doc.replaceChildren(frag);
   }
@@ -91,6 +91,11 @@
     $("detail-quote").textContent = `“${short(chosen.quote, 300)}”`;
     $("detail-where").textContent = `characters ${chosen.start}–${chosen.end} (browser units) · ${chosen.quote.length} long`;
     $("detail-label").value = chosen.label || "";
+    // approved work cites it and this user may only read it: say so, and offer no control that would be refused
+    $("detail-locked").hidden = !chosen.locked;
+    $("detail-label").disabled = !!chosen.locked;
+    $("delete-span").hidden = !!chosen.locked;
+    detail.querySelectorAll("[data-nudge]").forEach((b) => { b.disabled = !!chosen.locked; });
     $("detail-cited").replaceChildren(...(chosen.cited.length ? chosen.cited.map((c) => {
       const li = document.createElement("li"), a = document.createElement("a");
       a.href = c.url; a.textContent = `${c.kind}: ${c.title}`;
@@ -138,7 +143,7 @@
     if (drag) return;
     current = selectionInDoc();
     bar.hidden = !current;
-    $("move-span").hidden = !(current && chosen && chosen.pane === current.pane);
+    $("move-span").hidden = !(current && chosen && !chosen.locked && chosen.pane === current.pane);
     if (current) $("selquote").textContent = short(current.quote, 200);
   });
 
@@ -238,8 +243,8 @@
     if (e.ctrlKey && !e.altKey && e.key.toLowerCase() === "z" && undoStack.length) { e.preventDefault(); undo(); return; }
     if (e.ctrlKey || e.altKey) return;
     if (e.key === "e" && current) { e.preventDefault(); makeSpan(); return; }
-    if (e.key === "m" && current && chosen) { e.preventDefault(); update(chosen, { start: current.start, end: current.end }); return; }
-    if (!chosen) return;
+    if (e.key === "m" && current && chosen && !chosen.locked) { e.preventDefault(); update(chosen, { start: current.start, end: current.end }); return; }
+    if (!chosen || (chosen.locked && e.key !== "Escape")) return;
     if (e.key === "ArrowLeft" || e.key === "ArrowRight") {
       e.preventDefault(); nudge(e.shiftKey ? "start" : "end", e.key === "ArrowLeft" ? -1 : 1);
     } else if (e.key === "Delete" || e.key === "Backspace") { e.preventDefault(); remove(chosen); }

@@ -131,3 +131,22 @@ def test_annotator_edits_own_draft_relationship_and_the_kept_text_goes_on_save(c
     assert response.status_code == 302 and rel.author == people["annotator"]
     page = client.get(reverse("annotate:relationship_edit", args=[victim.slug, rel.pk])).content.decode()
     assert "<fieldset disabled" not in page and "Request reopening" not in page
+
+
+def test_the_answer_key_pages_are_read_only_for_annotators(client, people, victim):
+    """Cast, kills, key statements and scripts change only through reviewers: annotators see them
+    read only, with whom to ask, instead of forms whose save is refused."""
+    char = victim.characters.first()
+    pages = [reverse("annotate:characters", args=[victim.slug]), reverse("annotate:chain_list", args=[victim.slug]),
+             reverse("annotate:character_script", args=[victim.slug, char.pk])]
+    client.force_login(people["annotator"])
+    for url in pages:
+        page = client.get(url).content.decode()
+        assert 'id="read-only-key"' in page and "reviewer, manager" not in page and "manager, reviewer" in page, url
+    characters = client.get(pages[0]).content.decode()
+    assert "<fieldset disabled" in characters and "Save characters" not in characters and "Add kill" not in characters
+    assert "Add key statement" not in client.get(pages[1]).content.decode()
+    client.force_login(people["reviewer"])
+    for url in pages:
+        assert 'id="read-only-key"' not in client.get(url).content.decode(), url
+    assert "Save characters" in client.get(pages[0]).content.decode()

@@ -99,6 +99,34 @@ def test_annotators_may_not_change_spans_that_approved_work_cites(game, annotato
     assert spans.update_span(game, span.pk, label="clue", role="reviewer").label == "clue"
 
 
+def test_the_reader_shows_spans_approved_work_cites_read_only_to_annotators(anna_client, game, annotator,
+                                                                           django_user_model):
+    """The reader marks such a span ``locked`` for an annotator (no handles, no delete, the reason
+    shown) instead of offering controls whose save is refused; a reviewer gets it editable."""
+    cited, free = _script_span(game, "管家拿着一把钥匙"), _script_span(game, "花园里有脚印")
+    question = game.questions.first()
+    question.evidence.add(cited)
+    game.questions.filter(pk=question.pk).update(status=Status.APPROVED)
+    char = game.characters.get(name="林管家")
+    url = reverse("annotate:reader", args=[game.slug]) + f"?left=c{char.pk}"
+
+    def locked(client) -> dict[int, bool]:
+        data = client.get(url).context["reader_data"]
+        return {s["id"]: s["locked"] for s in data["spans"]}
+
+    assert locked(anna_client) == {cited.pk: True, free.pk: False}
+    refused = anna_client.post(reverse("annotate:span_edit", args=[game.slug, cited.pk]), json.dumps({"label": "clue"}),
+                               content_type="application/json")
+    assert refused.status_code == 400 and "reopened" in refused.json()["error"]
+    rita = django_user_model.objects.create_user("rita-spans", password="x")
+    Membership.objects.create(user=rita, game=game, role=Membership.Role.REVIEWER)
+    anna_client.force_login(rita)
+    assert locked(anna_client) == {cited.pk: False, free.pk: False}
+    answer = anna_client.post(reverse("annotate:span_edit", args=[game.slug, cited.pk]), json.dumps({"label": "clue"}),
+                              content_type="application/json").json()
+    assert answer["label"] == "clue" and answer["locked"] is False
+
+
 def test_span_endpoints_answer_in_browser_units_and_keep_other_games_out(anna_client, game, django_user_model):
     span = _script_span(game, "花园里有脚印")
     edit = reverse("annotate:span_edit", args=[game.slug, span.pk])
