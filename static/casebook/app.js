@@ -11,7 +11,10 @@
   };
 
   // Live job state: any [data-job-live=<status URL>] element polls until its job has finished, filling
-  // [data-job-field=state|progress|message], showing the queued hint and the resume form as the state asks.
+  // [data-job-field=state|progress|message|bar], showing the queued hint and the resume form as the state
+  // asks. Each state is also sent to the page as a "casebook:job" event on the element (detail = the
+  // status), so a job page draws its own parts (ingest summary, synthesis failure, export problems) with
+  // no poller of its own. data-job-initial names a json_script drawn at once; data-job-every sets the pace.
   window.Casebook.showJob = (box, data) => {
     const set = (name, text) => $$(`[data-job-field="${name}"]`, box).forEach((el) => { el.textContent = text; });
     set("state", data.state); set("message", data.message); set("progress", `${data.done} / ${data.total}`);
@@ -19,19 +22,24 @@
     $$('[data-job-field="hint"]', box).forEach((el) => { el.hidden = data.state !== "queued"; });
     $$("[data-job-resume]", box).forEach((form) => { form.hidden = !data.resumable; });
     box.dataset.jobState = data.state;
+    box.dispatchEvent(new CustomEvent("casebook:job", { detail: data }));
   };
-  $$("[data-job-live]").forEach((box) => {
+  // After every deferred script has run, so the pages' "casebook:job" listeners see the first state too.
+  document.addEventListener("DOMContentLoaded", () => $$("[data-job-live]").forEach((box) => {
+    const every = Number(box.dataset.jobEvery) || 1500;
+    const initial = box.dataset.jobInitial && document.getElementById(box.dataset.jobInitial);
+    if (initial) window.Casebook.showJob(box, JSON.parse(initial.textContent));
     const poll = async () => {
       let data = null;
       try {
-        const resp = await fetch(box.dataset.jobLive, { headers: { Accept: "application/json" } });
+        const resp = await fetch(box.dataset.jobLive, { headers: { Accept: "application/json" }, credentials: "same-origin" });
         if (resp.ok) data = await resp.json();
       } catch (e) { /* transient: try again */ }
       if (data) window.Casebook.showJob(box, data);
-      if (!data || !data.finished) setTimeout(poll, 1500);
+      if (!data || !data.finished) setTimeout(poll, every);
     };
-    if (!["done", "failed", "interrupted"].includes(box.dataset.jobState)) setTimeout(poll, 1000);
-  });
+    if (!["done", "failed", "interrupted"].includes(box.dataset.jobState)) setTimeout(poll, Math.min(every, 1000));
+  }));
 
   const help = $("#help");
   const toggleHelp = (show) => { if (help) help.hidden = show === undefined ? !help.hidden : !show; };

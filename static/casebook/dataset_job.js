@@ -1,17 +1,15 @@
-// Export / import job page: poll the job, show progress, the problems found, and the result.
+// Export / import job page: the problems found, the games and the download; app.js's shared
+// data-job-live poller fetches the state and sends each one here as a "casebook:job" event.
 "use strict";
 (function () {
-  const initial = document.getElementById("job-initial"); if (!initial) return;
+  const box = document.getElementById("job"); if (!box) return;
   const $ = (id) => document.getElementById(id);
   const item = (text, cls) => Object.assign(document.createElement("li"), { textContent: text, className: cls || "" });
   function problemLines(problems) {
     return problems.map((p) => item(`[${p.severity}] ${p.where}: ${p.message}${p.action ? " → " + p.action : ""}`, p.severity === "error" ? "danger" : ""));
   }
-  function show(data) {
-    $("job-state").textContent = data.state; $("job-message").textContent = data.message;
-    $("job-progress").max = Math.max(data.total, 1); $("job-progress").value = data.done;
-    $("job-count").textContent = `${data.done} / ${data.total}`;
-    const result = data.result || {};
+  box.addEventListener("casebook:job", (e) => {
+    const data = e.detail, result = data.result || {};
     const problems = (result.problems || []).slice();
     (result.games || []).forEach((g) => problems.push(...(g.problems || [])));
     $("job-problems").hidden = problems.length === 0;
@@ -26,16 +24,5 @@
         return li;
       }));
     }
-    return data.finished;
-  }
-  let finished = show(JSON.parse(initial.textContent));
-  async function poll() {
-    if (finished) return;
-    try {
-      const res = await fetch(window.location.pathname, { headers: { Accept: "application/json" }, credentials: "same-origin" });
-      if (res.ok) finished = show(await res.json());
-    } catch (e) { /* transient: try again */ }
-    if (!finished) setTimeout(poll, 700);
-  }
-  setTimeout(poll, 300);
+  });
 })();
