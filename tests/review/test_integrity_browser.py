@@ -4,6 +4,7 @@ newer one), and the review page showing what the export writes after distractors
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from annotate.models import Option, Question, ReasoningChain, Relationship
 from generation.distractors import store_options
@@ -17,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def _tab(context, live_server, username: str):
     page = context.new_page()
     page.set_default_timeout(10_000)
-    page.goto(f"{live_server.url}/accounts/login/")
+    page.goto(f"{live_server.url}{reverse('login')}")
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
@@ -25,19 +26,30 @@ def _tab(context, live_server, username: str):
     return page
 
 
-def test_relationship_conflict_keeps_mine_and_never_overwrites_silently(browser, live_server, game, users):
-    rel = game.relationships.get()
-    url = f"{live_server.url}/g/{game.slug}/relationships/{rel.pk}/"
+def _save(tab, field: str, text: str, button: str) -> None:
+    """Type ``text`` into ``field`` and submit with ``button``, waiting for the answer page."""
+    tab.fill(field, text)
+    with tab.expect_navigation():
+        tab.click(button)
+
+
+def _conflict(browser, live_server, url: str, field: str, button: str, theirs: str, mine: str):
+    """The set-up every conflict test shares: one user, two tabs on the same editor; the first saves
+    ``theirs``, then the second (loaded before that save) saves ``mine`` and meets the conflict screen."""
     context = browser.new_context(locale="zh-CN")
     first, second = _tab(context, live_server, "mia"), context.new_page()
     first.goto(url)
     second.goto(url)
-    first.fill("textarea[name=note]", "第一个标签页的备注")
-    with first.expect_navigation():
-        first.click("#rel-save")
-    second.fill("textarea[name=note]", "second tab's note")
-    with second.expect_navigation():
-        second.click("#rel-save")
+    _save(first, field, theirs, button)
+    _save(second, field, mine, button)
+    return context, first, second
+
+
+def test_relationship_conflict_keeps_mine_and_never_overwrites_silently(browser, live_server, game, users):
+    rel = game.relationships.get()
+    url = live_server.url + reverse("annotate:relationship_edit", args=[game.slug, rel.pk])
+    note = "textarea[name=note]"
+    context, first, second = _conflict(browser, live_server, url, note, "#rel-save", "第一个标签页的备注", "second tab's note")
     conflict = second.locator("#conflict")
     assert conflict.is_visible()
     note_row = conflict.locator("tr[data-field=note]")
@@ -45,13 +57,11 @@ def test_relationship_conflict_keeps_mine_and_never_overwrites_silently(browser,
     assert "第一个标签页的备注" in note_row.locator(".saved").inner_text()
     assert "second tab's note" in note_row.locator(".mine").inner_text()
     assert "differs" not in (conflict.locator("tr[data-field=labels]").get_attribute("class") or "")
-    assert second.input_value("textarea[name=note]") == "second tab's note"  # my version kept
+    assert second.input_value(note) == "second tab's note"  # my version kept
     assert Relationship.objects.get(pk=rel.pk).note == "第一个标签页的备注"  # theirs not overwritten
 
     # The first tab, still at its version, saves again: it is now the stale one and gets the screen.
-    first.fill("textarea[name=note]", "第一个标签页又改了")
-    with first.expect_navigation():
-        first.click("#rel-save")
+    _save(first, note, "第一个标签页又改了", "#rel-save")
     assert first.locator("#conflict").is_visible() is False  # first was current: its save went through
     with second.expect_navigation():
         second.click("#rel-save")  # "Save mine over version N" — but N is no longer the newest
@@ -65,19 +75,12 @@ def test_relationship_conflict_keeps_mine_and_never_overwrites_silently(browser,
 
 def test_chain_title_conflict_screen(browser, live_server, game, users):
     chain = ReasoningChain.objects.get(game=game)
-    url = f"{live_server.url}/g/{game.slug}/chains/{chain.pk}/"
-    context = browser.new_context(locale="zh-CN")
-    first, second = _tab(context, live_server, "mia"), context.new_page()
-    first.goto(url)
-    second.goto(url)
-    first.fill("#chainform input[name=title]", "管家的不在场证明")
-    with first.expect_navigation():
-        first.click("#chainform button[type=submit]")
-    second.fill("#chainform input[name=title]", "The butler's alibi")
-    with second.expect_navigation():
-        second.click("#chainform button[type=submit]")
+    url = live_server.url + reverse("annotate:chain_detail", args=[game.slug, chain.pk])
+    title = "#chainform input[name=title]"
+    context, _, second = _conflict(browser, live_server, url, title, "#chainform button[type=submit]",
+                                   "管家的不在场证明", "The butler's alibi")
     assert "differs" in second.locator("#conflict tr[data-field=title]").get_attribute("class")
-    assert second.input_value("#chainform input[name=title]") == "The butler's alibi"
+    assert second.input_value(title) == "The butler's alibi"
     assert ReasoningChain.objects.get(pk=chain.pk).title == "管家的不在场证明"
     context.close()
 
@@ -89,7 +92,7 @@ def test_review_page_shows_export_letters_after_generation(browser, live_server,
     Question.objects.filter(pk=question.pk).update(status="submitted", author=users["anna"])
     context = browser.new_context(locale="zh-CN")
     page = _tab(context, live_server, "rita")
-    response = page.goto(f"{live_server.url}/review/g/{game.slug}/question/{question.pk}/")
+    response = page.goto(live_server.url + reverse("review:item", args=[game.slug, "question", question.pk]))
     assert response.status == 200
     assert page.locator("#options li").all_inner_texts()[0].startswith("a. 林管家")
     assert [t.split(".")[0] for t in page.locator("#options li").all_inner_texts()] == ["a", "b", "c"]
@@ -109,7 +112,7 @@ def test_keyboard_option_review_sends_the_version(browser, live_server, game, us
     (option,) = store_options(question, ["厨师"], origin="heuristic", user=users["anna"])
     context = browser.new_context(locale="zh-CN")
     page = _tab(context, live_server, "mia")
-    page.goto(f"{live_server.url}/generate/g/{game.slug}/review/")
+    page.goto(live_server.url + reverse("generation:review", args=[game.slug]))
     row = page.locator("[data-review-row]").first
     page.keyboard.press("a")
     expect(row.locator("[data-review]")).to_have_text("accepted")
