@@ -24,7 +24,6 @@ import re
 import shutil
 import signal
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
+
+from latency import p50_p95, wait_ready  # benchmarks/latency.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 SLUG = "load-bench"
@@ -300,21 +301,17 @@ def read_back(plans: list[ClientPlan], tally: Tally) -> dict[str, int]:
     return {"made": tally.acknowledged, "checked": made, "lost": lost, "transitions": tally.transitions}
 
 
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))] if values else 0.0
-
 
 def report(tally: Tally, back: dict[str, int], seconds: float) -> list[str]:
     all_times = [t for ts in tally.times.values() for t in ts]
     lines = [f"requests {tally.requests} ({tally.requests / seconds:.0f}/s), responses >= 500: {tally.server_errors}, "
              f"connection errors: {sum(1 for e in tally.errors if 'HTTP' not in e and 'refused' not in e)}, "
-             f"p50 {pct(all_times, 0.5):.0f} ms, p95 {pct(all_times, 0.95):.0f} ms",
+             "p50 {:.0f} ms, p95 {:.0f} ms".format(*p50_p95(all_times)),
              f"writes acknowledged {back['made']} (incl. {back['transitions']} submit/withdraw, checked on the "
              f"next page); read back: latest value of every edited item and every created node/span "
              f"({back['checked']}), lost {back['lost']}; refused with a form error: {len(tally.refused)}"]
     for op, ts in sorted(tally.times.items()):
-        lines.append(f"  {op:18} n={len(ts):5}  p50 {statistics.median(ts):6.0f} ms  p95 {pct(ts, 0.95):6.0f} ms")
+        lines.append("  {:18} n={:5}  p50 {:6.0f} ms  p95 {:6.0f} ms".format(op, len(ts), *p50_p95(ts)))
     lines += [f"  error: {e}" for e in tally.errors[:5]] + [f"  refused: {e}" for e in tally.refused[:5]]
     return lines
 
@@ -331,18 +328,6 @@ def start_worker() -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "manage.py", "worker", "--queue-name", "*", "--interval", "0.5"],
                             cwd=ROOT, env=os.environ.copy(), stderr=subprocess.PIPE, text=True)
 
-
-def wait_ready(port: int, timeout: float = 30) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/accounts/login/")
-            if conn.getresponse().status == 200:
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit(f"the server on port {port} did not start")
 
 
 def stop(proc: subprocess.Popen | None) -> None:

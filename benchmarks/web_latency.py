@@ -17,7 +17,6 @@ import os
 import random
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from latency import p50_p95, wait_ready  # benchmarks/latency.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -92,18 +93,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_ready(port: int, timeout: float = 30) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/accounts/login/")
-            if conn.getresponse().status == 200:
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit("server did not start")
-
 
 def run_client(port: int, cookie: str, url: str, n: int, out: list[float], errors: list[str], lock: threading.Lock,
                think: float = 0.0) -> None:
@@ -130,10 +119,6 @@ def run_client(port: int, cookie: str, url: str, n: int, out: list[float], error
             out.append(elapsed)
     conn.close()
 
-
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
 def main() -> None:
@@ -180,8 +165,9 @@ def main() -> None:
             conn = http.client.HTTPConnection("127.0.0.1", port)
             conn.request("GET", url, headers={"Cookie": f"sessionid={cookie}"})
             size = len(conn.getresponse().read())
-            verdict = "ok" if pct(times, 0.95) < 100 else "over target"
-            print(f"{name:18} {statistics.median(times):8.1f} {pct(times, 0.95):8.1f} {max(times):8.1f} "
+            p50, p95 = p50_p95(times)
+            verdict = "ok" if p95 < 100 else "over target"
+            print(f"{name:18} {p50:8.1f} {p95:8.1f} {max(times):8.1f} "
                   f"{len(times) / wall:7.0f}  {size / 1024:.0f} KiB  {verdict}")
             for e in errors[:5]:
                 print("  error:", e)
