@@ -150,3 +150,12 @@ def test_the_answer_key_pages_are_read_only_for_annotators(client, people, victi
     for url in pages:
         assert 'id="read-only-key"' not in client.get(url).content.decode(), url
     assert "Save characters" in client.get(pages[0]).content.decode()
+
+
+def test_the_header_offers_import_only_to_who_may_import(client, people, victim):
+    import_url = reverse("exporters:import")
+    for name, offered in (("annotator", False), ("reviewer", False), ("manager", True)):
+        client.force_login(people[name])
+        page = client.get(reverse("annotate:workspace", args=[victim.slug])).content.decode()
+        assert (f'href="{import_url}"' in page) is offered, name
+        assert (client.get(import_url).status_code == 200) is offered, name
