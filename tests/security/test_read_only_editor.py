@@ -159,3 +159,13 @@ def test_the_header_offers_import_only_to_who_may_import(client, people, victim)
         page = client.get(reverse("annotate:workspace", args=[victim.slug])).content.decode()
         assert (f'href="{import_url}"' in page) is offered, name
         assert (client.get(import_url).status_code == 200) is offered, name
+
+
+def test_the_review_page_of_an_approved_item_offers_the_reopening_request(client, people, victim, approved):
+    url = reverse("review:item", args=[victim.slug, "question", approved.pk])
+    client.force_login(people["annotator"])
+    page = client.get(url).content.decode()
+    assert "Request reopening" in page and reverse("review:comment", args=[victim.slug, "question", approved.pk]) in page
+    client.force_login(people["reviewer"])
+    page = client.get(url).content.decode()
+    assert "Request reopening" not in page and 'data-action="reopen"' in page
