@@ -160,13 +160,15 @@ def add_comment(game: Game, user, item, text: str) -> Comment:
 
 
 def reopen_requests(user, limit: int = 50) -> list[Comment]:
-    """Open reopening requests in the games ``user`` reviews: the item is still approved or submitted."""
+    """Open reopening requests in the games ``user`` reviews: the item is still approved, or was
+    submitted and has not changed since the request (once reopened it is in the queue itself)."""
     games = permissions.games_with_role(user, permissions.REVIEWER)
     found = []
     for comment in (Comment.objects.filter(game__in=games, text__startswith=REOPEN_PREFIX)
                     .select_related("game", "author").order_by("-created_at")[:limit]):
         item = ITEM_MODELS[comment.item_type].objects.filter(pk=comment.item_id, game=comment.game).first()
-        if item is not None and item.status in DONE_STATES:
+        if item is not None and (item.status == Status.APPROVED or (
+                item.status == Status.SUBMITTED and item.updated_at <= comment.created_at)):
             found.append(comment)
     return found
 

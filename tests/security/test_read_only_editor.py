@@ -89,6 +89,11 @@ def test_approved_relationship_is_read_only_and_a_refused_save_keeps_the_text(cl
     assert "标签错了" in queue and f"relationship {rel.pk}" in queue
     page = client.get(url).content.decode()
     assert "<fieldset disabled" not in page and "Request reopening" not in page
+    # Once reopened the item is in the queue itself; the request is no longer listed as open.
+    client.post(reverse("review:transition", args=[victim.slug, "relationship", rel.pk]),
+                {"action": "reopen", "reason": "按请求重新打开", "version": rel.version})
+    assert Relationship.objects.get(pk=rel.pk).status == "submitted"
+    assert "标签错了" not in client.get(reverse("review:queue")).content.decode()
 
 
 def test_approved_chain_node_is_read_only_and_a_refused_save_keeps_the_text(client, people, victim, approved_chain):

@@ -51,6 +51,8 @@ def _reviewer_reopens(browser, live_server, rita, reason_seen: str, why: str) ->
     with tab.expect_navigation():
         tab.click("button[data-action=reopen]")
     expect(tab.locator(".status").first).to_have_text("submitted")
+    tab.goto(live_server.url + reverse("review:queue"))  # handled: no longer listed as an open request
+    expect(tab.locator("body")).not_to_contain_text(reason_seen)
     context.close()
 
 
