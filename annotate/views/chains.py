@@ -86,7 +86,7 @@ def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = No
         elif request.POST.get("action") != "delete":
             state = _node_state(request.POST)
             keep_refused(request.user, game, node_key, {"kept": _kept_node(state, by_id)}, state["version"])
-        error, status = locked_message(chain, "chain"), 403
+        error, status = locked_message(chain, "chain", request.user), 403
     elif request.method == "POST" and request.POST.get("action") == "chain":
         chain_form, chain_conflict = _edit_chain(request, game, chain)
         if chain_form is None:
@@ -133,7 +133,7 @@ def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = No
         "image_clues": list(Clue.objects.filter(game=game, kind=ClueKind.IMAGE).only("id", "key", "title")),
         "kinds": list(NodeKind), "tab": "chains", "chain_form": chain_form, "statuses": list(Status),
         "chain_version": chain_conflict["conflict"].version if chain_conflict.get("conflict_on") == "chain" else chain.version,
-        "locked": locked, "locked_message": locked_message(chain, "chain") if locked else "",
+        "locked": locked, "locked_message": locked_message(chain, "chain", request.user) if locked else "",
         "kept_items": [k for k in (kept_text(request.user, game, chain_key), kept_text(request.user, game, node_key)) if k],
         **chain_conflict,
     }, status=status)

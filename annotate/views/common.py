@@ -26,12 +26,18 @@ def conflict_context(current, pairs: list[tuple[str, object, object]], reload_ur
     return {"conflict": current, "saved_by": saved_by, "conflict_rows": rows, "reload_url": reload_url}
 
 
-def locked_message(item, noun: str) -> str:
+def locked_message(item, noun: str, user=None) -> str:
     """Why an editor is read-only for this user, and what to do about it (the same words everywhere)."""
     status = getattr(item, "status", "")
-    if status in (Status.APPROVED, Status.SUBMITTED):
+    if status == Status.SUBMITTED and user is not None and getattr(item, "author_id", None) == user.pk:
+        return (f"You submitted this {noun}: it waits for a reviewer. To change it, withdraw it to a draft on its "
+                "review page (“review & history”); your text is kept as a draft.")
+    if status == Status.APPROVED:
         return (f"This {noun} is {status}: it changes only through review. Ask a reviewer to reopen "
                 "it (“Request reopening” below); your text is kept as a draft.")
+    if status == Status.SUBMITTED:
+        return (f"This {noun} is submitted and waits for a reviewer: it changes only through review. Comment on "
+                "its review page (“review & history”); your text is kept as a draft.")
     return f"Only its author or a reviewer may change this {noun}; your text is kept as a draft."
 
 

@@ -124,7 +124,7 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
         Draft.objects.update_or_create(user=request.user, game=game, key=f"question:{pk}",
                                        defaults={"data": _draft_from_post(request.POST, state),
                                                  "base_version": state["version"]})
-        error = locked_message(question, "question")
+        error = locked_message(question, "question", request.user)
         status = 403
     elif request.method == "POST":
         permissions.require(request.user, game, "edit" if question is not None else "create", question)
@@ -162,7 +162,7 @@ def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> Htt
     draft = Draft.objects.filter(user=request.user, game=game, key=f"question:{pk or 'new'}").only("data", "base_version", "updated_at").first()
     return render(request, "annotate/question_form.html", {
         "game": game, "role": role, "question": question, "state": state, "error": error, **conflict,
-        "locked": locked, "locked_message": locked_message(question, "question") if locked else "",
+        "locked": locked, "locked_message": locked_message(question, "question", request.user) if locked else "",
         "kinds": [(k, KIND_LABELS[k]) for k in QuestionKind], "characters": characters, "image_clues": image_clues,
         "nodes": nodes, "spans": spans, "statuses": list(Status), "letters": LETTERS,
         "held_back": lettered_options(list(question.options.all()))[1] if question is not None else [],

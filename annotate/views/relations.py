@@ -59,7 +59,7 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
     if request.method == "POST" and locked:
         # Refused, but what the user typed is shown back and kept as their server draft.
         keep_refused(request.user, game, key, {"kept": _kept_fields(state)}, state["version"])
-        error, status = locked_message(rel, "relationship"), 403
+        error, status = locked_message(rel, "relationship", request.user), 403
     elif request.method == "POST":
         try:
             saved = rel_service.save_relationship(
@@ -91,7 +91,7 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
         "game": game, "role": role, "rel": rel, "state": state, "error": error, "people": people, "rows": rows,
         "graph": graph, "spans": list(game_spans(game)), "statuses": list(Status), "tab": "relationships",
         "vocabulary": rel_service.known_labels(), "locked": locked,
-        "locked_message": locked_message(rel, "relationship") if locked else "", "kept": kept_text(request.user, game, key),
+        "locked_message": locked_message(rel, "relationship", request.user) if locked else "", "kept": kept_text(request.user, game, key),
         **conflict,
     }, status=status)
 

@@ -174,3 +174,17 @@ def test_the_review_page_of_an_approved_item_offers_the_reopening_request(client
     client.force_login(people["reviewer"])
     page = client.get(url).content.decode()
     assert "Request reopening" not in page and 'data-action="reopen"' in page
+
+
+def test_the_author_of_a_submitted_relationship_is_told_to_withdraw_it(client, people, victim):
+    a, b = list(victim.characters.all())[:2]
+    rel = Relationship.objects.create(game=victim, source=a, target=b, labels=["friend of x"], status="submitted",
+                                      author=people["annotator"])
+    client.force_login(people["annotator"])
+    page = client.get(reverse("annotate:relationship_edit", args=[victim.slug, rel.pk])).content.decode()
+    assert "<fieldset disabled" in page and "You submitted this relationship" in page and "withdraw it" in page
+    assert "Request reopening" not in page  # it is not approved: nothing to reopen
+    client.post(reverse("review:transition", args=[victim.slug, "relationship", rel.pk]),
+                {"action": "withdraw", "version": rel.version})
+    page = client.get(reverse("annotate:relationship_edit", args=[victim.slug, rel.pk])).content.decode()
+    assert "<fieldset disabled" not in page
