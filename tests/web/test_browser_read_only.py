@@ -9,8 +9,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from annotate.models import ChainNode, Character, Membership, Question, ReasoningChain, Relationship
-from annotate.services import spans
-from review import states
+from annotate.services import spans, states
 
 from .conftest import PASSWORD, make_game
 
