@@ -13,14 +13,8 @@ from annotate.models import Character, Relationship
 from annotate.services import access, permissions, svg
 from annotate.services import relationships as rel_service
 from annotate.services.versions import VersionConflict
-from annotate.views.common import (
-    conflict_context,
-    drop_kept,
-    game_spans,
-    keep_refused,
-    kept_text,
-    locked_message,
-)
+from annotate.views import common
+from annotate.views.common import conflict_context, game_spans
 from casebook.interchange import Status
 
 
@@ -58,8 +52,8 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
         }
     if request.method == "POST" and locked:
         # Refused, but what the user typed is shown back and kept as their server draft.
-        keep_refused(request.user, game, key, {"kept": _kept_fields(state)}, state["version"])
-        error, status = locked_message(rel, "relationship", request.user), 403
+        common.keep_refused(request.user, game, key, {"kept": _kept_fields(state)}, state["version"])
+        error, status = common.locked_message(rel, "relationship", request.user), 403
     elif request.method == "POST":
         try:
             saved = rel_service.save_relationship(
@@ -74,7 +68,7 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
             error = "Someone saved this relationship while you were editing it; see below."
             state["version"] = exc.current.version  # an explicit second save replaces theirs knowingly
         else:
-            drop_kept(request.user, game, key)
+            common.drop_kept(request.user, game, key)
             messages.success(request, "Relationship saved.")
             return redirect("annotate:relationship_edit", slug=slug, pk=saved.pk)
     people = list(Character.objects.filter(game=game).only("id", "name", "playable", "position", "aliases"))
@@ -91,7 +85,7 @@ def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) ->
         "game": game, "role": role, "rel": rel, "state": state, "error": error, "people": people, "rows": rows,
         "graph": graph, "spans": list(game_spans(game)), "statuses": list(Status), "tab": "relationships",
         "vocabulary": rel_service.known_labels(), "locked": locked,
-        "locked_message": locked_message(rel, "relationship", request.user) if locked else "", "kept": kept_text(request.user, game, key),
+        "locked_message": common.locked_message(rel, "relationship", request.user) if locked else "", "kept": common.kept_text(request.user, game, key),
         **conflict,
     }, status=status)
 
