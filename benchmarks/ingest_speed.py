@@ -11,7 +11,12 @@ Builds pages from the real Sin / 罪恶 role scripts (../shared/anchors, never c
   raw tools end to end); two processes at a time (both cores), ``OMP_THREAD_LIMIT=1``; target
   ratio ≥ 0.9;
 - character error rates (whitespace ignored, NFKC): clean 300 dpi scans (targets ≤ 3 % zh,
-  ≤ 1 % en), rotated noisy scans (≤ 5 % zh, ≤ 2 % en), text layer (≤ 1 %).
+  ≤ 1 % en), rotated noisy scans (≤ 5 % zh, ≤ 2 % en), text layer (≤ 1 %);
+- scaling (``--scale-pages 40``, 0 to skip): one scanned package ingested as an upload job by 1 and
+  then by 2 ``manage.py worker`` processes sharing its page batches over the database queue (a
+  throwaway SQLite data dir, or ``--database-url``), pages/s from enqueue to "done" and of the OCR
+  stage alone, the speed-up (goal ≥ 1.8× on 2 cores), next to raw tesseract on the same pages 1
+  and 2 at a time; the load average is printed with them (other work on the machine slows both).
 The best of ``--rounds`` runs is kept for each timing, OCR runs alternating (the machine is shared).
 """
 from __future__ import annotations
@@ -22,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -45,6 +51,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ocr-pages", type=int, default=16, help="scanned pages to OCR (half zh, half en)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--scale-pages", type=int, default=40, help="pages of the scaling package (0: skip)")
+    parser.add_argument("--scale-lang", choices=("zh", "en"), default="en")
+    parser.add_argument("--database-url", default="", help="PostgreSQL for the scaling runs (default: SQLite)")
+    parser.add_argument("--only-scaling", action="store_true", help="skip the text-layer, OCR and CER sections")
     args = parser.parse_args()
     if not (ANCHORS / "wellplay").is_dir():
         print(f"anchors not found at {ANCHORS} (set CASEBOOK_ANCHORS)")
@@ -68,6 +78,8 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="casebook-bench-"))
     scripts = {lang: wellplay_scripts(ANCHORS / "wellplay", lang) for lang in ("zh", "en")}
+    if args.only_scaling:
+        return scaling(work, scripts[args.scale_lang], args)
 
     # -- text layer ------------------------------------------------------------------------
     text_dirs = {}
@@ -200,7 +212,103 @@ def main() -> int:
         raw_cer = sum(r[1] for r in rows[key]) / len(rows[key])
         label = f"{key[0]} {key[1]}{' (1.5–2° rotated, noise)' if key[1] == 'noisy' else ' 300 dpi'}"
         print(f"  {label:<30} {ours_cer:7.2%}   {raw_cer:12.2%}   ≤ {targets[key]:.0%}  ({len(rows[key])} pages)")
+    return scaling(work, scripts[args.scale_lang], args) if args.scale_pages else 0
+
+
+def scaling(work: Path, scripts: dict[str, str], args) -> int:
+    """Pages/s of one scanned package with 1 and 2 worker processes sharing its page batches."""
+    from tests.ingest.ingest_makers import scanned_package
+    from tests.ingest.workers import batches, enqueue, finished, queue_env, start_worker, stop, wait_for
+
+    lang = args.scale_lang
+    names = list(scripts)
+    per_file = -(-args.scale_pages // len(names))
+    size = 550 if lang == "zh" else 1400  # a dense page, as in the OCR section
+    package = work / "scaling_package"
+    package.mkdir()
+    files = scanned_package(scripts, len(names), per_file, chars_per_page=size, dpi=300, language=lang)
+    for name, data in files.items():
+        (package / name).write_bytes(data)
+    pngs = work / "scaling_pngs"
+    pngs.mkdir()
+    import pypdfium2 as pdfium
+
+    from ingest.ocr import ocr_language
+
+    count = 0
+    for path in sorted(package.iterdir()):
+        pdf = pdfium.PdfDocument(str(path))
+        for index in range(len(pdf)):
+            pdf[index].render(scale=300 / 72, grayscale=True).to_pil().save(pngs / f"{count:03d}.png")
+            count += 1
+        pdf.close()
+
+    def raw(at_a_time: int) -> float:
+        def one(png: Path) -> None:
+            subprocess.run(["tesseract", str(png), "stdout", "-l", ocr_language(lang)], capture_output=True, check=True,
+                           env={**os.environ, "OMP_THREAD_LIMIT": "1"})
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=at_a_time) as pool:
+            list(pool.map(one, sorted(pngs.glob("*.png"))))
+        return count / (time.perf_counter() - started)
+
+    def fanned_out(workers: int) -> tuple[float, float, int, list[int]]:
+        """(pages/s enqueue → done, pages/s of the OCR stage, batches that ran twice, batches each worker saved)."""
+        folder = work / f"scaling_{workers}_workers"
+        folder.mkdir()
+        env, drop = queue_env(folder, args.database_url, suffix=f"bench_{workers}")
+        procs = [start_worker(env, folder / f"worker{n}.log") for n in range(workers)]
+        try:
+            started = time.perf_counter()
+            job_id = enqueue(env, package, f"Scaling {workers}", lang)
+            state, message, _summary = wait_for(lambda: finished(env, job_id), 3600, every=0.2) or ("timeout", "", {})
+            elapsed = time.perf_counter() - started
+            if state != "done":
+                raise SystemExit(f"the job with {workers} worker(s) ended {state}: {message}")
+            from tests.ingest.workers import query
+
+            first, last = query(env, "SELECT MIN(b.finished_at), MAX(b.finished_at) FROM ingest_pagebatch b "
+                                     "JOIN ingest_ingestplan p ON b.plan_id = p.id WHERE p.job_id = ?", job_id)[0]
+            seconds = query(env, "SELECT b.seconds FROM ingest_pagebatch b JOIN ingest_ingestplan p ON "
+                                 "b.plan_id = p.id WHERE p.job_id = ? ORDER BY b.finished_at LIMIT 1", job_id)[0][0]
+            ocr_span = _seconds_between(first, last) + seconds  # first batch's start → last batch's end
+            rows = batches(env, job_id)
+            twice = sum(1 for _n, _s, attempts, _w in rows if attempts > 1)
+            shares = Counter(names[-1] for _n, _s, _a, names in rows)
+            return count / elapsed, count / ocr_span, twice, sorted(shares.values(), reverse=True)
+        finally:
+            for proc in procs:
+                stop(proc)
+            drop()
+
+    load_before = os.getloadavg()
+    raw1, raw2 = raw(1), raw(2)
+    one_total, one_ocr, twice1, _shares = fanned_out(1)
+    two_total, two_ocr, twice2, shares = fanned_out(2)
+    load_after = os.getloadavg()
+    print(f"scaling: one {lang} package of {count} scanned pages at 300 dpi ({len(files)} files), page batches of "
+          f"{os.environ.get('CASEBOOK_INGEST_BATCH_PAGES', '4')} on the database queue "
+          f"({'PostgreSQL' if args.database_url else 'SQLite'}; cores: {os.cpu_count()})")
+    print(f"  raw tesseract CLI, 1 at a time       : {raw1:6.3f} pages/s")
+    print(f"  raw tesseract CLI, 2 at a time       : {raw2:6.3f} pages/s   ({raw2 / raw1:.2f}× of 1)")
+    print(f"  1 worker : {one_total:6.3f} pages/s enqueue → done, OCR stage {one_ocr:6.3f} pages/s "
+          f"({one_ocr / raw1:.2f}× raw 1 at a time)")
+    print(f"  2 workers: {two_total:6.3f} pages/s enqueue → done, OCR stage {two_ocr:6.3f} pages/s "
+          f"({two_ocr / raw2:.2f}× raw 2 at a time); batches per worker: {' + '.join(map(str, shares))}")
+    print(f"  speed-up 2 workers vs 1: {two_total / one_total:.2f}× enqueue → done, {two_ocr / one_ocr:.2f}× OCR stage "
+          f"(goal ≥ 1.8×); batches run twice: {twice1 + twice2}")
+    print(f"  load average before {load_before[0]:.1f}, after {load_after[0]:.1f} (1 min)")
     return 0
+
+
+def _seconds_between(first, last) -> float:
+    """Timestamps as the database returns them (datetime from PostgreSQL, text from SQLite)."""
+    from datetime import datetime
+
+    def parse(value):
+        return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+
+    return (parse(last) - parse(first)).total_seconds()
 
 
 if __name__ == "__main__":

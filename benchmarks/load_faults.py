@@ -23,6 +23,7 @@ import random
 import re
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -381,24 +382,24 @@ def scanned_package(folder: Path, pages: int) -> Path:
 
 
 def wait_for(predicate, timeout: float, every: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    return None
+    """The tests' poll (``tests.ingest.workers``), checking every 0.2 s by default here."""
+    from tests.ingest.workers import wait_for as poll
+
+    return poll(predicate, timeout, every)
 
 
 def drill_kill_worker(pages: int) -> list[str]:
-    """SIGKILL the worker while OCR is half-way; a new worker (as run.sh restarts it) reaps, we resume."""
+    """SIGKILL the worker while OCR is half-way; a new worker (as run.sh restarts it) takes its page batches
+    over once their lease expires (resuming by hand only if the job was marked interrupted meanwhile)."""
     from django.contrib.auth import get_user_model
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.core.management import call_command
 
     from casebook.models import Job
+    from ingest.fanout import stage_dir
+    from ingest.models import IngestPlan
     from ingest.pipeline import IngestOptions
-    from ingest.tasks import ocr_cache_dir, start_upload_job
+    from ingest.tasks import start_upload_job, upload_dir_of
 
     user = get_user_model().objects.get(username="load00")
     with tempfile.TemporaryDirectory() as tmp:
@@ -406,11 +407,11 @@ def drill_kill_worker(pages: int) -> list[str]:
         files = [SimpleUploadedFile(p.name, p.read_bytes()) for p in sorted(package.iterdir())]
         title = f"Killed mid-ingest {time.time():.0f}"
         job = start_upload_job(user, files, IngestOptions(title=title, language="en"))
-    upload = Path(job.params["upload_dir"])
+    upload = upload_dir_of(job)
     worker = start_worker()
     reached = wait_for(lambda: Job.objects.filter(pk=job.pk, message="OCR", done__gte=2).first(), 300)
     pool = children_of(worker.pid)
-    tmpdir = Path(os.environ["CASEBOOK_DATA_DIR"]) / "tmp" / f"worker-{worker.pid}"
+    tmpdir = Path(os.environ["CASEBOOK_DATA_DIR"]) / "tmp" / f"worker-{socket.gethostname()}-{worker.pid}"
     worker.kill()
     worker.wait()
     killed_at = time.monotonic()
@@ -420,20 +421,20 @@ def drill_kill_worker(pages: int) -> list[str]:
              f"job state right after: {job.state}; OCR pool processes alive 1 s later: {len(alive(pool))} of {len(pool)}"]
     restarted = start_worker()  # what run.sh's supervisor does
     try:
-        interrupted = wait_for(lambda: Job.objects.filter(pk=job.pk, state=Job.State.INTERRUPTED).first(), 120)
-        detected = time.monotonic() - killed_at
-        cached = len(list(ocr_cache_dir(upload).glob("*.pickle")))
-        lines.append(f"marked {interrupted.state if interrupted else 'NOT interrupted'} after {detected:.0f} s: "
-                     f"“{interrupted.message if interrupted else ''}”; the dead worker's temp folder "
-                     f"{'removed' if not tmpdir.exists() else 'STILL THERE'}; {cached} OCR page(s) kept for resuming")
-        call_command("jobs", "--resume", str(job.pk), "--as", "load00", stdout=io.StringIO())
-        first = wait_for(lambda: Job.objects.filter(pk=job.pk, message="OCR").values_list("done", flat=True).first(), 60,
-                         every=0.05)
-        finished = wait_for(lambda: Job.objects.filter(pk=job.pk, state__in=["done", "failed"]).first(), 300)
-        lines.append(f"resumed: first OCR progress {first}/{pages} pages (kept pages not read again); job {finished.state if finished else 'NOT finished'}"
-                     f" ({finished.message if finished else ''}); upload folder "
-                     f"{'removed' if not upload.exists() else 'STILL THERE'}, OCR cache "
-                     f"{'removed' if not ocr_cache_dir(upload).exists() else 'STILL THERE'}")
+        ended = wait_for(lambda: Job.objects.filter(pk=job.pk, state__in=["done", "failed", "interrupted"]).first(), 300)
+        took = time.monotonic() - killed_at
+        plan = IngestPlan.objects.get(job=job)
+        lines.append(f"the restarted worker went on: job {ended.state if ended else 'NOT finished'} {took:.0f} s after the "
+                     f"kill (“{ended.message if ended else ''}”); {plan.batches.filter(attempts__gt=1).count()} of "
+                     f"{plan.batches.count()} page batch(es) ran again after their lease expired, build ran "
+                     f"{plan.build_runs}×; the dead worker's temp folder {'removed' if not tmpdir.exists() else 'STILL THERE'}")
+        if ended is not None and ended.state == Job.State.INTERRUPTED:  # no live worker noticed in time: resume
+            call_command("jobs", "--resume", str(job.pk), "--as", "load00", stdout=io.StringIO())
+            ended = wait_for(lambda: Job.objects.filter(pk=job.pk, state__in=["done", "failed"]).first(), 300)
+            lines.append(f"resumed: job {ended.state if ended else 'NOT finished'}")
+        lines.append(f"upload folder {'removed' if not upload.exists() else 'STILL THERE'}, staged pages "
+                     f"{'removed' if not stage_dir(upload).exists() else 'STILL THERE'}, saved page results left: "
+                     f"{plan.results.count()}")
     finally:
         pool2 = children_of(restarted.pid)
         stop(restarted)

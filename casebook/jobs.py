@@ -9,6 +9,8 @@ Generic over job kinds (ingest, distractors, Label Studio sync, later page-level
   *interrupted*, saying how far they got (the worker loop calls it, and so does every status poll).
 - :func:`resume` puts an interrupted job back on the queue; each feature registers the task that
   runs its kind with :func:`register_resumable` (a feature resumes from what it already saved).
+- :func:`register_reaper` adds a feature's own clean-up of expired leases (ingest page batches)
+  to what every worker's reaper loop runs; :func:`renewing` heartbeats any lease of a feature's.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ HEARTBEAT_SECONDS = float(os.environ.get("CASEBOOK_JOB_HEARTBEAT", "10"))
 LEASE_SECONDS = float(os.environ.get("CASEBOOK_JOB_LEASE", "45"))  # a dead worker is noticed within a minute
 
 _RESUMABLE: dict[str, Callable[[int], Any]] = {}
+_REAPERS: list[Callable[[], Any]] = []
 
 
 class JobError(Exception):
@@ -47,6 +50,12 @@ def register_resumable(kind: str, task: Any) -> None:
     _RESUMABLE[kind] = task
 
 
+def register_reaper(reaper: Callable[[], Any]) -> None:
+    """``reaper()`` runs in every worker's reaper loop (before :func:`reap_stale`)."""
+    if reaper not in _REAPERS:
+        _REAPERS.append(reaper)
+
+
 def enqueue(job: Job, task: Any) -> Job:
     """Enqueue ``task(job.pk)`` and remember the task result id (reaping also ends that row)."""
     result = task.enqueue(job.pk)
@@ -56,19 +65,31 @@ def enqueue(job: Job, task: Any) -> Job:
 
 
 class _Heartbeat(threading.Thread):
-    def __init__(self, job_id: int, me: str) -> None:
-        super().__init__(name=f"job-{job_id}-heartbeat", daemon=True)
-        self.job_id, self.me, self.stop = job_id, me, threading.Event()
+    def __init__(self, name: str, renew: Callable[[], Any]) -> None:
+        super().__init__(name=name, daemon=True)
+        self.renew, self.stop = renew, threading.Event()
 
     def run(self) -> None:
         try:
             while not self.stop.wait(HEARTBEAT_SECONDS):
                 try:
-                    Job.objects.filter(pk=self.job_id, worker=self.me).update(heartbeat_at=timezone.now())
+                    self.renew()
                 except OperationalError as exc:  # a locked database: try again at the next beat
-                    log.warning("job %s heartbeat skipped: %s", self.job_id, exc)
+                    log.warning("%s skipped: %s", self.name, exc)
         finally:
             connection.close()  # this thread's own connection
+
+
+@contextmanager
+def renewing(name: str, renew: Callable[[], Any]) -> Iterator[None]:
+    """Call ``renew()`` every :data:`HEARTBEAT_SECONDS` from a background thread while the block runs."""
+    beat = _Heartbeat(name, renew)
+    beat.start()
+    try:
+        yield
+    finally:
+        beat.stop.set()
+        beat.join()
 
 
 @contextmanager
@@ -77,7 +98,8 @@ def lease(job_id: int, message: str = "Starting") -> Iterator[Job]:
     me = worker_id()
     Job.objects.filter(pk=job_id).update(state=Job.State.RUNNING, worker=me, heartbeat_at=timezone.now(),
                                          message=message)
-    beat = _Heartbeat(job_id, me)
+    beat = _Heartbeat(f"job-{job_id}-heartbeat",
+                      lambda: Job.objects.filter(pk=job_id, worker=me).update(heartbeat_at=timezone.now()))
     beat.start()
     try:
         yield Job.objects.get(pk=job_id)
@@ -151,12 +173,26 @@ def refresh(job: Job) -> Job:
     return job
 
 
-def reaper_loop(stop: threading.Event, every: float = 15.0) -> None:
-    """Run in the worker process: reap stale jobs until ``stop`` is set (errors are logged, not fatal)."""
+def reap_all() -> None:
+    """Everything a worker reaps: each feature's registered reapers, then stale jobs."""
+    from django.utils.module_loading import autodiscover_modules
+
+    autodiscover_modules("tasks", "jobs")  # features register their reapers when their module loads
+    for reaper in list(_REAPERS):  # first: a feature may renew a job that this live worker keeps going
+        reaper()
+    reap_stale()
+
+
+def reaper_loop(stop: threading.Event, every: float | None = None) -> None:
+    """Run in the worker process: reap stale jobs until ``stop`` is set (errors are logged, not fatal).
+
+    By default every 15 s, or every third of the lease when that is shorter (a lost lease is
+    taken over soon after it expires)."""
+    every = every if every is not None else min(15.0, LEASE_SECONDS / 3)
     while not stop.wait(every):
         try:
             close_old_connections()
-            reap_stale()
+            reap_all()
         except Exception:  # noqa: BLE001 - the reaper must outlive database hiccups
             log.exception("reaping stale jobs failed; trying again in %s s", every)
     connection.close()

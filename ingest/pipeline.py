@@ -38,6 +38,7 @@ class IngestOptions:
     workers: int | None = None  # OCR processes; default: all cores
     ocr_steps: tuple[str, ...] = ocr.DEFAULT_STEPS
     ocr_cache_dir: str = ""  # keeps finished OCR pages, so a resumed job starts at the first page not done
+    ocr_cache: ocr.PageCache | None = None  # pages already read elsewhere (page batches of a fanned-out job)
 
     def check(self) -> None:
         if self.language not in ("zh", "en"):
@@ -144,7 +145,7 @@ def prepare(
             if progress:
                 progress("OCR" if message == "OCR" else "read", done, total)
 
-        cache = ocr.PageCache(options.ocr_cache_dir) if options.ocr_cache_dir else None
+        cache = options.ocr_cache or (ocr.PageCache(options.ocr_cache_dir) if options.ocr_cache_dir else None)
         documents = read_sources(sources, lang, problems, progress=read_progress, workers=options.workers,
                                  ocr_steps=options.ocr_steps, ocr_cache=cache)
         if not documents:
@@ -205,17 +206,22 @@ def prepare(
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def run_ingest(
-    paths: Sequence[str | Path], options: IngestOptions, *, user: Any = None, progress: Progress | None = None
-) -> IngestSummary:
-    """Ingest a package into the database; raises IngestError / DuplicateIngest with a clear message."""
-    started = time.monotonic()
+def duplicate_check(options: IngestOptions, user: Any) -> Callable[[list[SourceFile]], None]:
+    """Refuse files already ingested into another game (before minutes of OCR are spent)."""
     probe = Game(slug=options.title, title=options.title, language=options.language, origin=Origin.INGESTED)
 
     def precheck(sources: list[SourceFile]) -> None:
         check_duplicates({s.sha256: s.name for s in sources}, probe, options.replace, user)
 
-    prepared = prepare(paths, options, progress, precheck=precheck)
+    return precheck
+
+
+def run_ingest(
+    paths: Sequence[str | Path], options: IngestOptions, *, user: Any = None, progress: Progress | None = None
+) -> IngestSummary:
+    """Ingest a package into the database; raises IngestError / DuplicateIngest with a clear message."""
+    started = time.monotonic()
+    prepared = prepare(paths, options, progress, precheck=duplicate_check(options, user))
     if progress:
         progress("build", 0, 1)
     result = save_ingest(prepared.game, prepared.records, replace=options.replace, user=user)

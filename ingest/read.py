@@ -441,6 +441,64 @@ def run_ocr(
             page.blank = True
 
 
+@dataclass
+class ReadingPlan:
+    """What reading a package involves: documents with their text layers read, and the OCR still to do."""
+
+    documents: list[Document]
+    pending: list[_PendingOcr]
+    jobs: list[ocr.PageJob]
+
+    def page_jobs(self) -> list[ocr.PageJob]:
+        """The OCR jobs of whole pages (scans, image files), not of images cropped from text pages."""
+        return [job for item, job in zip(self.pending, self.jobs, strict=True) if item.image_index < 0]
+
+
+def plan_reading(
+    sources: Iterable[SourceFile],
+    lang: str,
+    problems: list[Problem],
+    crops_dir: Path,
+    progress: Callable[[int, int, str], None] | None = None,
+    ocr_steps: Sequence[str] = ocr.DEFAULT_STEPS,
+    want_previews: bool = True,
+) -> ReadingPlan:
+    """Read text layers and plain text; list every page and embedded image that needs OCR.
+
+    Embedded images are written to ``crops_dir`` (their OCR jobs point there).
+    """
+    documents: list[Document] = []
+    pending: list[_PendingOcr] = []
+    jobs: list[ocr.PageJob] = []
+    sources = list(sources)
+    for n, source in enumerate(sources):
+        if progress:
+            progress(n, len(sources), f"reading {source.name}")
+        if source.kind == "text":
+            documents.append(read_text_file(source, problems))
+        elif source.kind == "image":
+            if not check_image(source, problems):
+                continue
+            doc = Document(source, [PageText(1, "", "ocr")])
+            documents.append(doc)
+            pending.append(_PendingOcr(doc, 0))
+            jobs.append(ocr.PageJob(str(source.path), -1, lang, tuple(ocr_steps), max_pixels=MAX_IMAGE_PIXELS))
+        else:
+            doc, needs_ocr = read_pdf(source, problems, want_previews=want_previews)
+            if not doc.pages:
+                continue
+            documents.append(doc)
+            for index in needs_ocr:
+                pending.append(_PendingOcr(doc, index))
+                jobs.append(ocr.PageJob(str(source.path), index, lang, tuple(ocr_steps)))
+            for i, image in enumerate(doc.images):
+                crop_path = crops_dir / f"{len(jobs):05d}.png"
+                crop_path.write_bytes(image.png)
+                pending.append(_PendingOcr(doc, -1, i))
+                jobs.append(ocr.PageJob(str(crop_path), -1, lang, ("grayscale",)))
+    return ReadingPlan(documents, pending, jobs)
+
+
 def read_sources(
     sources: Iterable[SourceFile],
     lang: str,
@@ -453,39 +511,12 @@ def read_sources(
 ) -> list[Document]:
     """Read every source: text layers first (fast), then one parallel OCR pass over the rest.
 
-    ``ocr_cache`` keeps finished OCR pages across runs (a resumed job skips them).
+    ``ocr_cache`` holds finished OCR pages (a resumed job, or pages read by other workers, skips them).
     """
-    documents: list[Document] = []
-    pending: list[_PendingOcr] = []
-    jobs: list[ocr.PageJob] = []
     crops_dir = Path(tempfile.mkdtemp(prefix="casebook-crops-"))
     try:
-        sources = list(sources)
-        for n, source in enumerate(sources):
-            if progress:
-                progress(n, len(sources), f"reading {source.name}")
-            if source.kind == "text":
-                documents.append(read_text_file(source, problems))
-            elif source.kind == "image":
-                if not check_image(source, problems):
-                    continue
-                doc = Document(source, [PageText(1, "", "ocr")])
-                documents.append(doc)
-                pending.append(_PendingOcr(doc, 0))
-                jobs.append(ocr.PageJob(str(source.path), -1, lang, tuple(ocr_steps), max_pixels=MAX_IMAGE_PIXELS))
-            else:
-                doc, needs_ocr = read_pdf(source, problems, want_previews=want_previews)
-                if not doc.pages:
-                    continue
-                documents.append(doc)
-                for index in needs_ocr:
-                    pending.append(_PendingOcr(doc, index))
-                    jobs.append(ocr.PageJob(str(source.path), index, lang, tuple(ocr_steps)))
-                for i, image in enumerate(doc.images):
-                    crop_path = crops_dir / f"{len(jobs):05d}.png"
-                    crop_path.write_bytes(image.png)
-                    pending.append(_PendingOcr(doc, -1, i))
-                    jobs.append(ocr.PageJob(str(crop_path), -1, lang, ("grayscale",)))
+        plan = plan_reading(sources, lang, problems, crops_dir, progress, ocr_steps, want_previews)
+        documents, jobs = plan.documents, plan.jobs
         if jobs:
             done = 0
 
@@ -496,9 +527,14 @@ def read_sources(
                     progress(done, len(jobs), "OCR")
 
             tick(0)  # the bar (CLI) and the status (web) show OCR from its start, not its first batch
-            run_ocr(pending, jobs, problems, progress=tick, workers=workers, cache=ocr_cache)
+            run_ocr(plan.pending, jobs, problems, progress=tick, workers=workers, cache=ocr_cache)
     finally:
         shutil.rmtree(crops_dir, ignore_errors=True)
+    report_blank_pages(documents, problems)
+    return documents
+
+
+def report_blank_pages(documents: list[Document], problems: list[Problem]) -> None:
     for doc in documents:
         blanks = [p.number for p in doc.pages if p.blank or not p.text.strip()]
         if blanks and len(blanks) == len(doc.pages):
@@ -507,4 +543,3 @@ def read_sources(
             shown = ", ".join(map(str, blanks[:10])) + (" …" if len(blanks) > 10 else "")
             problems.append(Problem(doc.name, f"{len(blanks)} blank page(s)", "skipped", location=f"pages {shown}",
                                     severity="info"))
-    return documents

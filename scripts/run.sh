@@ -5,7 +5,8 @@
 # Ctrl-C stops both.
 #
 # Environment: CASEBOOK_DATA_DIR (default ./var), DATABASE_URL, CASEBOOK_DEMO_PASSWORD,
-# CASEBOOK_HOST / CASEBOOK_PORT (default 127.0.0.1 / 8000), CASEBOOK_THREADS (default 4).
+# CASEBOOK_HOST / CASEBOOK_PORT (default 127.0.0.1 / 8000), CASEBOOK_THREADS (default 4),
+# CASEBOOK_WORKERS (background worker processes, default: one per core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,13 +67,18 @@ supervise_worker() {
     sleep 2
   done
 }
-supervise_worker &
-WORKER_PID=$!
+# One worker per core by default: an ingest's OCR is shared out as page batches, one batch per
+# worker process at a time, so the workers together use every core (CASEBOOK_WORKERS to change).
+WORKERS="${CASEBOOK_WORKERS:-$(nproc 2>/dev/null || echo 1)}"
+for _ in $(seq "$WORKERS"); do
+  supervise_worker &
+  WORKER_PID="$WORKER_PID $!"
+done
 .venv/bin/gunicorn casebook.wsgi \
   --bind "$HOST:$PORT" --workers 1 --threads "${CASEBOOK_THREADS:-4}" \
   --timeout 120 --graceful-timeout 5 --no-control-socket --access-logfile - &
 SERVER_PID=$!
-echo "casebook: serving http://$HOST:$PORT/ (web pid $SERVER_PID, worker pid $WORKER_PID); Ctrl-C to stop"
+echo "casebook: serving http://$HOST:$PORT/ (web pid $SERVER_PID, $WORKERS worker(s), supervisor pid(s)$WORKER_PID); Ctrl-C to stop"
 
 # The worker is restarted by its supervisor; when the web server ends, everything stops (the trap).
 set +e

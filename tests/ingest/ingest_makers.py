@@ -276,3 +276,20 @@ def error_classes(hypothesis: str, reference: str) -> dict[str, int]:
         else:
             counts["deletion"] += 1  # a character the OCR lost
     return counts
+
+
+def scanned_package(scripts: dict[str, str], characters: int, pages_each: int, chars_per_page: int = 500,
+                    dpi: int = 200, language: str = "en") -> dict[str, bytes]:
+    """``<character>.pdf`` files of full-page scans (no text layer) of the real role scripts.
+
+    A script shorter than the pages asked for starts again from its beginning (no blank pages)."""
+    files = {}
+    for name in list(scripts)[:characters]:
+        source = scripts[name]
+        while len(source) < chars_per_page * pages_each:
+            source += "\n" + scripts[name]
+        text = first_chars(source, chars_per_page * pages_each)
+        parts = [text[i * chars_per_page:(i + 1) * chars_per_page] for i in range(pages_each)]
+        images = [render_page(text_pdf([(None, part)], language), dpi=dpi) for part in parts]
+        files[f"{name}.pdf"] = image_pdf(images, dpi=dpi)
+    return files

@@ -27,7 +27,7 @@ def uploader(django_user_model, settings, tmp_path):
 
 
 def test_upload_live_status_and_split_editor(page, live_server, uploader, en_combined_pdf, clue_card, tmp_path):
-    from ingest.tasks import run_job
+    from ingest.tasks import run_job, run_pages
 
     path, parts = en_combined_pdf
     photo = tmp_path / "vitamin.png"
@@ -49,7 +49,8 @@ def test_upload_live_status_and_split_editor(page, live_server, uploader, en_com
     assert page.locator("#job-state").inner_text() == "queued"
     assert page.locator("#job-summary").is_hidden()
     page.evaluate("window.__stayed = true")  # gone if the page reloads
-    run_job(job.pk)  # what db_worker does
+    run_job(job.pk)  # what db_workers do: the job's task plans the page batches (the photo's OCR) …
+    run_pages(job.pk)  # … and a page task reads them, then builds the game
     expect(page.locator("#job-state")).to_have_text("done", timeout=30_000)
     assert page.evaluate("window.__stayed") is True
     summary = page.locator("#summary-lines").inner_text()

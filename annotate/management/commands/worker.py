@@ -13,6 +13,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import threading
@@ -23,7 +24,7 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 from django_tasks_db.management.commands.db_worker import Command as DbWorkerCommand
 
-from casebook.jobs import reap_stale, reaper_loop
+from casebook.jobs import reap_all, reaper_loop
 
 log = logging.getLogger("casebook.worker")
 
@@ -41,15 +42,17 @@ def _alive(pid: int) -> bool:
 
 
 def private_tmpdir() -> Path:
-    """``<data dir>/tmp/worker-<pid>``, after removing the folders of workers no longer running."""
+    """``<data dir>/tmp/worker-<host>-<pid>``, after removing the folders of this machine's workers no
+    longer running (the data folder may be shared by workers on other machines: theirs are left alone)."""
     root = Path(settings.DATA_DIR) / "tmp"
     root.mkdir(exist_ok=True)
+    host = socket.gethostname()
     for old in root.glob("worker-*"):
-        pid = old.name.removeprefix("worker-")
+        pid = old.name.removeprefix("worker-").removeprefix(f"{host}-")  # (worker-<pid>: before host names)
         if pid.isdigit() and not _alive(int(pid)):
             log.warning("removing %s left behind by a worker that was killed", old)
             shutil.rmtree(old, ignore_errors=True)
-    mine = root / f"worker-{os.getpid()}"
+    mine = root / f"worker-{host}-{os.getpid()}"
     mine.mkdir(exist_ok=True)
     return mine
 
@@ -77,7 +80,7 @@ class Command(DbWorkerCommand):
             while True:
                 started = time.monotonic()
                 try:
-                    reap_stale()
+                    reap_all()
                     super().handle(*args, **options)
                     return
                 except DatabaseError as exc:
