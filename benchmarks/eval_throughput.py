@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evaluation.client import ChatClient, ChatRequest  # noqa: E402
+from casebook.llm import ChatClient, ChatRequest  # noqa: E402
 
 
 def measure(base_url: str, concurrency: int, batches: int) -> tuple[int, float, float]:

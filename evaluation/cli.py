@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evaluation.client import EndpointAuthError
+from casebook.llm import EndpointAuthError
 from evaluation.config import ConfigError, EvalConfig
 from evaluation.engine import make_client
 from evaluation.report import compare_reports, format_short_table, write_report
@@ -143,7 +143,7 @@ def context_summary(config: EvalConfig, rows: list) -> dict[str, Any]:
 
 def detect_context(config: EvalConfig) -> None:
     """--max-context, else the size the server reports in /v1/models (else unknown)."""
-    from evaluation.context import server_context_size
+    from casebook.llm import server_context_size
 
     if config.max_context is not None:
         config.context_source = "--max-context"

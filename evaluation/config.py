@@ -6,8 +6,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from casebook.llm import DEFAULT_PRICES, Prices
 from evaluation.baselines import BASELINES, is_baseline
-from evaluation.client import DEFAULT_PRICES, Prices
 from evaluation.prompts import DEFAULT_BUDGET, PERSPECTIVES
 
 __all__ = ["ConfigError", "EvalConfig", "DEFAULT_JUDGE_PROMPT"]

@@ -24,12 +24,11 @@ from typing import Any
 
 from casebook.text import CJK
 
-__all__ = ["conservative_count", "fit_to_context", "prompt_limit", "server_context_size", "token_counter"]
+__all__ = ["conservative_count", "fit_to_context", "prompt_limit", "token_counter"]
 
 # CJK ideographs plus CJK and full-width punctuation: each is about two tokens.
 _CJK = re.compile(f"[\\u3000-\\u303f{CJK}\\uff00-\\uffef]")
 _WORD = re.compile(r"[A-Za-z0-9]+")
-_CONTEXT_FIELDS = ("max_model_len", "context_length", "context_window", "n_ctx", "max_context_length")
 _OPENAI_MODEL = re.compile(r"^(?:gpt-|o\d|chatgpt-|text-)", re.I)
 
 
@@ -93,21 +92,3 @@ def fit_to_context(build: Callable[[int], list[dict[str, Any]]], budget: int, li
     if used > limit:
         return messages, f"context trimmed: {first} → {used} tokens, still over the limit {limit}"
     return messages, f"context trimmed: {first} → {used} tokens (limit {limit})"
-
-
-def server_context_size(base_url: str | None, api_key: str | None, model: str, timeout: float = 10.0) -> int | None:
-    """The context window the server reports for ``model`` in ``/v1/models`` (None when it says nothing)."""
-    import openai
-
-    try:
-        client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0)
-        entries = [m.model_dump() for m in client.models.list()]
-    except Exception:  # noqa: BLE001 - a server without /v1/models: the size is simply unknown
-        return None
-    chosen = [e for e in entries if e.get("id") == model] or (entries if len(entries) == 1 else [])
-    for entry in chosen:
-        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
-        for value in [entry.get(f) for f in _CONTEXT_FIELDS] + [meta.get("n_ctx"), meta.get("n_ctx_train")]:
-            if isinstance(value, int) and value > 0:
-                return value
-    return None

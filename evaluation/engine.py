@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from casebook.interchange import Game, Question
+from casebook.llm import ChatClient, ChatRequest, ResponseCache, run_blocking
 from evaluation.baselines import lexical_answer, random_answer
-from evaluation.client import ChatClient, ChatRequest, ResponseCache, run_blocking
 from evaluation.config import EvalConfig
 from evaluation.parsing import parse_answer
 from evaluation.scoring import ResultRow, score_reply
@@ -41,7 +41,7 @@ class Answer:
     reply: str | None
     cached: bool = False
     error: str = ""
-    failure: str = ""  # why no reply came (client.FAILURE_REASONS); empty when answered
+    failure: str = ""  # why no reply came (casebook.llm.FAILURE_REASONS); empty when answered
 
 
 def make_client(config: EvalConfig) -> ChatClient:
@@ -49,7 +49,7 @@ def make_client(config: EvalConfig) -> ChatClient:
         base_url=config.base_url, api_key=config.api_key,
         cache=None if config.no_cache else ResponseCache(config.cache_dir),
         concurrency=config.concurrency, max_retries=config.max_retries, timeout=config.timeout,
-        prices=config.prices, progress=config.progress, seed=config.seed, refresh_failed=config.refresh_failed,
+        prices=config.prices, progress=config.progress, refresh_failed=config.refresh_failed,
     )
 
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from casebook.interchange import Game, Question
-from evaluation.client import ChatClient, ChatRequest, run_blocking
+from casebook.llm import ChatClient, ChatRequest, run_blocking
 from evaluation.config import ConfigError, EvalConfig
 from evaluation.engine import Item, ask
 from evaluation.parsing import json_objects

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from casebook.belief import belief_matrix, normalize_rows, row_cross_entropy
-from evaluation.client import ChatClient, ChatRequest, run_blocking
+from casebook.llm import ChatClient, ChatRequest, run_blocking
 from evaluation.config import ConfigError, EvalConfig
 from evaluation.scoring import ResultRow, aggregate, mean_std
 

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from casebook.interchange import ClueKind, Game, Question, QuestionKind, name_key
-from evaluation.client import ChatClient, ChatRequest, run_blocking
+from casebook.llm import ChatClient, ChatRequest, run_blocking
 from evaluation.config import ConfigError, EvalConfig
 from evaluation.context import fit_to_context, token_counter
 from evaluation.engine import Item, ask, score_items

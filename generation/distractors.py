@@ -25,8 +25,8 @@ from annotate.services.questions import edited_provenance
 from annotate.services.questions import snapshot as question_snapshot
 from casebook import audit
 from casebook.interchange import LETTERS, OptionOrigin, OptionReview, QuestionKind
+from casebook.llm import LLMClient, LLMError
 
-from .llm import LLMClient, LLMError
 from .offline import OfflineError, Pools, build_pools, near_duplicate, offline_distractors
 from .prompts import DistractorRequest, build_messages, context_excerpts, distractor_schema
 

@@ -17,6 +17,7 @@ from django_tasks import task
 
 from annotate.models import Game, Question
 from casebook.jobs import enqueue, lease, register_resumable
+from casebook.llm import LLMClient, LLMError, LLMSettings
 from casebook.models import Job
 
 from .distractors import (
@@ -29,7 +30,6 @@ from .distractors import (
     missing_count,
     store_options,
 )
-from .llm import LLMClient, LLMError, LLMSettings
 
 log = logging.getLogger(__name__)
 

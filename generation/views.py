@@ -18,11 +18,11 @@ from annotate.models import Option, Question
 from annotate.services import permissions
 from annotate.services.access import game_for
 from casebook.interchange import LETTERS, name_key
+from casebook.llm import LLMSettings
 from casebook.models import Job
 
 from .distractors import FREE_TEXT_KINDS
 from .jobs import JOB_KIND, start_distractor_job
-from .llm import LLMSettings
 from .quality import ERROR, INFO, WARNING, check_game
 from .relations import create_relation_questions
 from .review import ReviewError, generated_options, review_option

@@ -1,5 +1,5 @@
 """Suggestions for one turn — triplets, face/tone and suspicion sets — from the configured LLM
-(``generation.llm.LLMClient``, structured output) or, with no endpoint, from offline heuristics:
+(``casebook.llm.LLMClient``, structured output) or, with no endpoint, from offline heuristics:
 player names mentioned in the turn plus stance cue words in Chinese and English. A suggestion is
 never saved by itself: the page fills the form and the annotator accepts, edits or rejects it.
 """
@@ -134,14 +134,14 @@ def llm_suggestion_from(context: dict[str, Any], client) -> dict[str, Any]:
 
 def llm_suggestion(turn: Turn, client=None) -> dict[str, Any]:
     """The configured LLM's proposal for one turn."""
-    from generation.llm import LLMClient
+    from casebook.llm import LLMClient
 
     return llm_suggestion_from(llm_context(turn), client or LLMClient())
 
 
 def suggest(turn: Turn, previous: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """The LLM's proposal when an endpoint is configured, else (or when it fails) the heuristic one."""
-    from generation.llm import LLMError, LLMSettings
+    from casebook.llm import LLMError, LLMSettings
 
     settings = LLMSettings.from_settings()
     if settings.configured:

@@ -63,7 +63,7 @@ def prices() -> tuple[float, float] | None:
 
 def make_client(options: SynthesisSettings):
     """The one LLM client, on the configured endpoint or ``--base-url`` (a local server needs no key)."""
-    from generation.llm import LLMClient, LLMSettings
+    from casebook.llm import LLMClient, LLMSettings
 
     return LLMClient(LLMSettings.from_settings(model=options.model or None, base_url=options.base_url or None))
 

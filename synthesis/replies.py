@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from generation.llm import parse_json_reply
+from casebook.llm import parse_json_reply
 
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 

@@ -30,7 +30,7 @@ class StageFailed(Exception):
 class Asker:
     """Sends one stage request through the LLM client and records it (prompt, reply, usage, cost)."""
 
-    client: Any  # generation.llm.LLMClient
+    client: Any  # casebook.llm.LLMClient
     language: str
     record: Callable[..., Any]  # writes and returns one StageRecord
     max_tokens: int = 3000
@@ -40,7 +40,7 @@ class Asker:
 
     def __call__(self, stage: str, schema: dict[str, Any], sections: list[tuple[str, Any]], *, key: str = "",
                  **fmt: Any) -> dict[str, Any]:
-        from generation.llm import LLMError
+        from casebook.llm import LLMError
 
         self.progress(f"{stage}{': ' + key if key else ''}")
         messages = prompts.build(stage, self.language, sections, **fmt)

@@ -18,7 +18,7 @@ from .pipeline import RERUNNABLE, SynthesisSettings
 
 
 def _endpoint_note() -> str:
-    from generation.llm import LLMSettings
+    from casebook.llm import LLMSettings
 
     settings = LLMSettings.from_settings()
     if settings.configured:

@@ -30,7 +30,7 @@ def test_setup_urls_and_commands_import_no_heavy_sdk():
 
 
 def test_the_lazy_sdk_still_loads_on_first_use():
-    probe = PROBE.replace("print(json.dumps", "import generation.llm as llm\nllm.openai.OpenAI\nprint(json.dumps")
+    probe = PROBE.replace("print(json.dumps", "import casebook.llm as llm\nllm.openai.OpenAI\nprint(json.dumps")
     done = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "openai" in json.loads(done.stdout.strip().splitlines()[-1])

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from casebook.llm import ChatClient, ChatRequest, Prices, ResponseCache
 from casebook.openai_test_server import OpenAITestServer, Reply
-from evaluation.client import ChatClient, ChatRequest, Prices, ResponseCache
 
 
 def _requests(n: int, model: str = "m") -> list[ChatRequest]:
@@ -12,9 +12,8 @@ def _requests(n: int, model: str = "m") -> list[ChatRequest]:
 
 
 def _client(server: OpenAITestServer, tmp_path: Path, **kw) -> ChatClient:
-    kw.setdefault("backoff_base", 0.01)
     return ChatClient(base_url=server.base_url, api_key="test", cache=ResponseCache(tmp_path / "cache"),
-                      progress=False, seed=1, **kw)
+                      progress=False, **kw)
 
 
 def test_cache_key_covers_model_messages_and_parameters() -> None:
@@ -95,7 +94,7 @@ def test_run_blocking_works_inside_a_running_event_loop():
     """Notebooks and Playwright's sync API keep a loop running; the runner must still work there."""
     import asyncio
 
-    from evaluation.client import run_blocking
+    from casebook.llm import run_blocking
 
     async def answer() -> int:
         await asyncio.sleep(0)
@@ -121,7 +120,7 @@ def test_context_overflow_fails_with_its_reason_and_is_not_retried(tmp_path) -> 
 def test_401_stops_the_run_at_once(tmp_path) -> None:
     import pytest
 
-    from evaluation.client import EndpointAuthError
+    from casebook.llm import EndpointAuthError
 
     with OpenAITestServer(api_key="right") as srv:
         client = ChatClient(base_url=srv.base_url, api_key="wrong", cache=ResponseCache(tmp_path / "c"),

@@ -57,12 +57,11 @@ def immediate_tasks(settings):
 
 @pytest.fixture
 def llm_server(settings):
-    """A local OpenAI-compatible server, configured as the endpoint, with fast retries."""
+    """A local OpenAI-compatible server, configured as the endpoint."""
     with OpenAITestServer(reply='{"distractors": []}') as server:
         settings.OPENAI_API_KEY = "test-key"
         settings.OPENAI_BASE_URL = server.base_url
         settings.CASEBOOK_LLM_MODEL = "test-model"
-        settings.CASEBOOK_LLM_BACKOFF = 0.01
         settings.CASEBOOK_LLM_TIMEOUT = 5
         settings.CASEBOOK_LLM_ATTEMPTS = 3
         settings.CASEBOOK_LLM_CONCURRENCY = 2

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from annotate.models import Question
+from casebook.llm import LLMClient, LLMError, LLMSettings, parse_json_reply
 from casebook.openai_test_server import Reply
 from generation.distractors import generate_for_question
-from generation.llm import LLMClient, LLMError, LLMSettings, parse_json_reply
 
 from .conftest import bare_copy
 
@@ -134,7 +134,6 @@ def _llama_settings(server, settings, **overrides):
     settings.OPENAI_API_KEY = ""  # a keyless local server
     settings.OPENAI_BASE_URL = server.base_url
     settings.CASEBOOK_LLM_MODEL = "smollm2"
-    settings.CASEBOOK_LLM_BACKOFF = 0.01
     settings.CASEBOOK_LLM_ATTEMPTS = 3
     for key, value in overrides.items():
         setattr(settings, key, value)

@@ -48,7 +48,6 @@ def llm_server(settings):
         settings.OPENAI_API_KEY = "test-key"
         settings.OPENAI_BASE_URL = server.base_url
         settings.CASEBOOK_LLM_MODEL = "test-model"
-        settings.CASEBOOK_LLM_BACKOFF = 0.01
         settings.CASEBOOK_LLM_ATTEMPTS = 2
         yield server
 

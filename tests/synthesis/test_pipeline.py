@@ -9,8 +9,8 @@ from django.core.management import CommandError, call_command
 
 from annotate import models as m
 from casebook.interchange import Origin, Status
+from casebook.llm import LLMClient, LLMSettings
 from casebook.openai_test_server import OpenAITestServer
-from generation.llm import LLMClient, LLMSettings
 from synthesis.models import StageRecord, SynthesisRun
 from synthesis.pipeline import SynthesisSettings, rerun_stage, run_synthesis
 from synthesis.replies import parse_reply
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 
 def client_for(server: OpenAITestServer) -> LLMClient:
-    return LLMClient(LLMSettings(api_key="test", base_url=server.base_url, model="scripted", attempts=2, backoff=0.01))
+    return LLMClient(LLMSettings(api_key="test", base_url=server.base_url, model="scripted", attempts=2))
 
 
 def synthesize(overrides=None, **options):

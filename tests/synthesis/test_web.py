@@ -22,7 +22,7 @@ def endpoint(settings):
     settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
     with OpenAITestServer(responder=scripted.responder()) as server:
         settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL = "test-key", server.base_url
-        settings.CASEBOOK_LLM_MODEL, settings.CASEBOOK_LLM_BACKOFF, settings.CASEBOOK_LLM_ATTEMPTS = "scripted", 0.01, 2
+        settings.CASEBOOK_LLM_MODEL, settings.CASEBOOK_LLM_ATTEMPTS = "scripted", 2
         yield server
 
 

@@ -6,7 +6,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Game
-from generation.llm import LLMClient, LLMError, LLMSettings
+from casebook.llm import LLMClient, LLMError, LLMSettings
 from generation.quality import ERROR, INFO, WARNING, check_game
 
 from ._common import KIND_CHOICES, game_or_error

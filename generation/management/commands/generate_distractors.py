@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from casebook.llm import LLMSettings
 from generation.distractors import FREE_TEXT_KINDS
 from generation.jobs import create_distractor_job, run_distractor_job
-from generation.llm import LLMSettings
 
 from ._common import KIND_CHOICES, game_or_error
 

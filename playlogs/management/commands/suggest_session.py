@@ -30,7 +30,7 @@ class Command(BaseCommand):
         if not turns:
             self.stdout.write("Every turn already has an annotation by this user; nothing to do.")
             return
-        from generation.llm import LLMClient, LLMSettings
+        from casebook.llm import LLMClient, LLMSettings
 
         use_llm = not offline and LLMSettings.from_settings().configured
         if use_llm:

@@ -29,7 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--run", type=int, default=0, help="the run whose stage --rerun repeats")
 
     def handle(self, *args, **opts):
-        from generation.llm import LLMError
+        from casebook.llm import LLMError
         from synthesis.models import SynthesisRun
         from synthesis.pipeline import SynthesisSettings, rerun_stage, run_synthesis
 
