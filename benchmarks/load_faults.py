@@ -196,7 +196,7 @@ class _Session:
             version = self.version()
             if version is None:
                 return
-            path = f"/review/g/{SLUG}/question/{self.plan.question}/transition/"
+            path = f"/g/{SLUG}/review/question/{self.plan.question}/transition/"
             status, _text, meta = self.request(action, "POST", path, urlencode({"action": action, "version": version}))
             if status != 302:
                 return

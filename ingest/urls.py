@@ -1,12 +1,12 @@
-"""Ingest upload URLs (mounted at /ingest/)."""
+"""Ingest URLs: the upload and its jobs under /ingest/, a game's split editor under /g/<slug>/split/."""
 from django.urls import path
 
 from . import views
 
 app_name = "ingest"
 urlpatterns = [
-    path("", views.upload, name="upload"),
-    path("jobs/<int:pk>/", views.job_status, name="job"),
-    path("jobs/<int:pk>.json", views.job_json, name="job_json"),
-    path("games/<str:slug>/split/", views.split_editor, name="split"),
+    path("ingest/", views.upload, name="upload"),
+    path("ingest/jobs/<int:pk>/", views.job_status, name="job"),
+    path("ingest/jobs/<int:pk>.json", views.job_json, name="job_json"),
+    path("g/<str:slug>/split/", views.split_editor, name="split"),
 ]

@@ -4,7 +4,7 @@
     python manage.py labelstudio push GAME --url URL --token TOKEN [--kinds spans,relations,questions]
     python manage.py labelstudio pull GAME --url URL --token TOKEN [--json]
 
-or, for managers, the page /labelstudio/<game pk>/ (background jobs with live progress).
+or, for managers, the page /g/<slug>/labelstudio/ (background jobs with live progress).
 
 Modules: :mod:`.config` (the labeling config and the names push and pull share), :mod:`.client`
 (the SDK, every failure as one :class:`~.client.LabelStudioError`), :mod:`.push`, :mod:`.pull`,

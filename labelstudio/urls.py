@@ -5,7 +5,7 @@ from . import views
 
 app_name = "labelstudio"
 urlpatterns = [
-    path("<int:game_pk>/", views.game_page, name="game"),
-    path("<int:game_pk>/run/", views.start, name="start"),
-    path("<int:game_pk>/jobs/<int:job_pk>.json", views.job_status, name="job_status"),
+    path("g/<str:slug>/labelstudio/", views.game_page, name="game"),
+    path("g/<str:slug>/labelstudio/run/", views.start, name="start"),
+    path("g/<str:slug>/labelstudio/jobs/<int:job_pk>.json", views.job_status, name="job_status"),
 ]

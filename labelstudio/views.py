@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotate.models import Game, Membership
 from annotate.services.access import game_for
 from casebook.models import Job
+from casebook.redirects import permanent_redirect
 from review.services import open_conflicts
 
 from . import config
@@ -27,9 +28,8 @@ from .pull import agreement_lines
 from .tasks import JOB_KINDS, start_job
 
 
-def _managed_game(request: HttpRequest, game_pk: int) -> tuple[Game, str]:
-    game = get_object_or_404(Game.objects.only("slug"), pk=game_pk)
-    return game_for(request.user, game.slug, min_role=Membership.Role.MANAGER)
+def _managed_game(request: HttpRequest, slug: str) -> tuple[Game, str]:
+    return game_for(request.user, slug, min_role=Membership.Role.MANAGER)
 
 
 def _attention(result: dict) -> list[dict]:
@@ -66,8 +66,8 @@ def _page(request: HttpRequest, game: Game, role: str, form: ConnectionForm, *, 
 
 @login_required
 @require_GET
-def game_page(request: HttpRequest, game_pk: int) -> HttpResponse:
-    game, role = _managed_game(request, game_pk)
+def game_page(request: HttpRequest, slug: str) -> HttpResponse:
+    game, role = _managed_game(request, slug)
     link = LabelStudioLink.objects.filter(game=game).order_by("-pushed_at").first()
     initial_url = link.url if link else os.environ.get("CASEBOOK_LABELSTUDIO_URL", "")
     return _page(request, game, role, ConnectionForm(initial={"url": initial_url, "kinds": link.kinds if link else list(config.KINDS)}))
@@ -75,22 +75,34 @@ def game_page(request: HttpRequest, game_pk: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["POST"])
-def start(request: HttpRequest, game_pk: int) -> HttpResponse:
-    game, role = _managed_game(request, game_pk)
+def start(request: HttpRequest, slug: str) -> HttpResponse:
+    game, role = _managed_game(request, slug)
     form = ConnectionForm(request.POST)
     if not form.is_valid():
         return _page(request, game, role, form, status=400)
     data = form.cleaned_data
     job = start_job(game, data["action"], url=data["url"], token=data["token"], kinds=data.get("kinds"), user=request.user,
                     keep_deleted=data.get("keep_deleted", False))
-    return redirect(f"{reverse('labelstudio:game', kwargs={'game_pk': game.pk})}?job={job.pk}")
+    return redirect(f"{reverse('labelstudio:game', kwargs={'slug': game.slug})}?job={job.pk}")
 
 
 @login_required
 @require_GET
-def job_status(request: HttpRequest, game_pk: int, job_pk: int) -> JsonResponse:
+def job_status(request: HttpRequest, slug: str, job_pk: int) -> JsonResponse:
     """Polled by the page while a job runs."""
-    game, _ = _managed_game(request, game_pk)
+    game, _ = _managed_game(request, slug)
     job = get_object_or_404(Job, pk=job_pk, game=game, kind__in=JOB_KINDS.values())
     return JsonResponse(job_payload(job))
 
+
+
+@login_required
+def moved_by_pk(request: HttpRequest, game_pk: int, to: str, job_pk: int | None = None) -> HttpResponse:
+    """The old ``/labelstudio/<game pk>/…`` addresses: a permanent redirect to ``/g/<slug>/labelstudio/…``.
+
+    Members only (404 otherwise), so that a game's slug is never told to someone outside it.
+    """
+    slug = get_object_or_404(Game.objects.only("slug"), pk=game_pk).slug
+    game, _ = game_for(request.user, slug)
+    kwargs: dict[str, object] = {"slug": game.slug, **({"job_pk": job_pk} if job_pk is not None else {})}
+    return permanent_redirect(request, reverse(to, kwargs=kwargs))

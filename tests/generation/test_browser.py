@@ -31,7 +31,7 @@ def test_keyboard_review(page, live_server, sin_zh):
     q = bare_copy(sin_zh.questions.filter(sub_type="why").first())
     generate_for_question(q, 3)
     first, second, third = q.options.filter(origin="heuristic").order_by("position")
-    page.goto(f"{live_server.url}/generate/g/{sin_zh.slug}/review/")
+    page.goto(f"{live_server.url}/g/{sin_zh.slug}/generate/review/")
     page.wait_for_selector("tr.gen-cursor")
     page.keyboard.press("a")  # accept the first generated option, cursor moves on
     page.wait_for_selector("tr[data-review-row].rv-accepted")
@@ -57,7 +57,7 @@ def test_job_page_shows_progress(page, live_server, sin_zh, settings):
     settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
     settings.OPENAI_API_KEY = ""
     q = bare_copy(sin_zh.questions.filter(sub_type="where").first())
-    page.goto(f"{live_server.url}/generate/g/{sin_zh.slug}/")
+    page.goto(f"{live_server.url}/g/{sin_zh.slug}/generate/")
     page.click(f"button[name=only][value='{q.pk}']")
     page.wait_for_selector("[data-field=state]:text('done')")
     assert page.locator("[data-field=progress]").inner_text() == "1 / 1"

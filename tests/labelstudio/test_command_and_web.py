@@ -62,7 +62,7 @@ def test_command_errors_are_messages(game, labelstudio_server):
 
 
 def test_page_access_by_role(game, client, django_user_model):
-    page = reverse("labelstudio:game", kwargs={"game_pk": game.pk})
+    page = reverse("labelstudio:game", kwargs={"slug": game.slug})
     outsider = django_user_model.objects.create_user("outsider")
     annotator = django_user_model.objects.create_user("annotator")
     manager = django_user_model.objects.create_user("manager")
@@ -73,11 +73,11 @@ def test_page_access_by_role(game, client, django_user_model):
     assert client.get(page).status_code == 404
     client.force_login(annotator)
     assert client.get(page).status_code == 403
-    assert client.post(reverse("labelstudio:start", kwargs={"game_pk": game.pk}), {"action": "pull"}).status_code == 403
+    assert client.post(reverse("labelstudio:start", kwargs={"slug": game.slug}), {"action": "pull"}).status_code == 403
     client.force_login(manager)
     response = client.get(page)
     assert response.status_code == 200 and "Push to Label Studio" in response.content.decode()
-    bad = client.post(reverse("labelstudio:start", kwargs={"game_pk": game.pk}), {"action": "push", "url": "nope", "token": ""})
+    bad = client.post(reverse("labelstudio:start", kwargs={"slug": game.slug}), {"action": "push", "url": "nope", "token": ""})
     assert bad.status_code == 400 and not Job.objects.exists()
 
 
@@ -86,14 +86,14 @@ def test_push_and_pull_jobs_from_the_page(game, client, django_user_model, label
     manager = django_user_model.objects.create_user("boss")
     Membership.objects.create(user=manager, game=game, role="manager")
     client.force_login(manager)
-    start = reverse("labelstudio:start", kwargs={"game_pk": game.pk})
+    start = reverse("labelstudio:start", kwargs={"slug": game.slug})
 
     response = client.post(start, {"action": "push", "url": url, "token": token, "kinds": ["spans", "relations", "questions"]})
     assert response.status_code == 302
     job = Job.objects.get(kind="labelstudio-push")
     assert job.state == Job.State.DONE, job.message
     assert "token" not in job.params  # the token is not kept once the job has run
-    status = client.get(reverse("labelstudio:job_status", kwargs={"game_pk": game.pk, "job_pk": job.pk})).json()
+    status = client.get(reverse("labelstudio:job_status", kwargs={"slug": game.slug, "job_pk": job.pk})).json()
     assert status["finished"] and status["done"] == status["total"] == 5 and "/projects/" in status["project_url"]
     page = client.get(response["Location"]).content.decode()
     assert f"job {job.pk}" in page.lower() and "5 task(s) created" in page
@@ -108,7 +108,7 @@ def test_push_and_pull_jobs_from_the_page(game, client, django_user_model, label
     failed = Job.objects.filter(kind="labelstudio-pull").order_by("-pk").first()
     assert failed.state == Job.State.FAILED and "refused the access token" in failed.message
     assert "Nothing was changed in Casebook" in failed.message
-    status = client.get(reverse("labelstudio:job_status", kwargs={"game_pk": game.pk, "job_pk": failed.pk})).json()
+    status = client.get(reverse("labelstudio:job_status", kwargs={"slug": game.slug, "job_pk": failed.pk})).json()
     assert status["finished"] and status["state"] == "failed"
 
 
@@ -118,7 +118,7 @@ def test_a_pull_from_the_page_lists_deletions_and_can_keep_them(game, client, dj
     manager = django_user_model.objects.create_user("lead")
     Membership.objects.create(user=manager, game=game, role="manager")
     client.force_login(manager)
-    start = reverse("labelstudio:start", kwargs={"game_pk": game.pk})
+    start = reverse("labelstudio:start", kwargs={"slug": game.slug})
     client.post(start, {"action": "push", "url": url, "token": token, "kinds": ["spans"]})
     _annotate_hale(game, url, token)
     client.post(start, {"action": "pull", "url": url, "token": token})
@@ -129,7 +129,7 @@ def test_a_pull_from_the_page_lists_deletions_and_can_keep_them(game, client, dj
     response = client.post(start, {"action": "pull", "url": url, "token": token, "keep_deleted": "on"})
     job = Job.objects.filter(kind="labelstudio-pull").order_by("-pk").first()
     assert job.params["keep_deleted"] is True and job.state == Job.State.DONE, job.message
-    status = client.get(reverse("labelstudio:job_status", kwargs={"game_pk": game.pk, "job_pk": job.pk})).json()
+    status = client.get(reverse("labelstudio:job_status", kwargs={"slug": game.slug, "job_pk": job.pk})).json()
     (item,) = status["skipped"]
     assert item["kind"] == "deleted span" and "kept in Casebook" in item["detail"]
     assert EvidenceSpan.objects.get(game=game).state == "draft"

@@ -162,7 +162,7 @@ def test_two_annotators_who_disagree_become_conflicts_in_the_review_queue(game, 
     Membership.objects.create(user=manager, game=game, role="manager")
     web = Client()
     web.force_login(manager)
-    page = web.get(reverse("labelstudio:game", kwargs={"game_pk": game.pk})).content.decode()
+    page = web.get(reverse("labelstudio:game", kwargs={"slug": game.slug})).content.decode()
     assert f'data-annotator="bob-{suffix}@example.org"' in page and f"<td>bob{suffix}</td>" in page
     assert "Agreement on option reviews: κ = 0.333" in page
 

@@ -64,7 +64,7 @@ IDS = {
     "playlogs:annotation_transition": {"pk": lambda g: 999_999, "ann": lambda g: 999_999,
                                        "action": lambda g: "approve"},
 }
-GAME_PARAMS = {"slug": lambda g: g.slug, "game_pk": lambda g: g.pk}
+GAME_PARAMS = {"slug": lambda g: g.slug}
 # POSTs that write, with the payload that would write and the lowest role allowed to.
 WRITES = {
     "annotate:members": ({"username": "annotator", "role": "manager"}, "manager"),
@@ -87,10 +87,11 @@ def game_urls() -> list[tuple[str, URLPattern, list[str]]]:
     def walk(resolver: URLResolver, namespace: str) -> None:
         for entry in resolver.url_patterns:
             if isinstance(entry, URLResolver):
-                walk(entry, entry.namespace or namespace)
+                if entry.namespace != "moved":  # old addresses redirecting (tests/test_moved_urls.py)
+                    walk(entry, entry.namespace or namespace)
             else:
                 params = list(entry.pattern.converters)
-                if {"slug", "game_pk"} & set(params):
+                if "slug" in params:
                     found.append((f"{namespace}:{entry.name}", entry, params))
 
     walk(get_resolver(), "")
