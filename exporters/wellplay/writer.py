@@ -19,16 +19,10 @@ from typing import Any
 
 from casebook.conan import render_relation_option
 from casebook.interchange import WELLPLAY_VALUE_LETTER, Character, Game, Question, QuestionKind, name_key
-from exporters.wellplay.reader import (
-    CHARACTER_KEYS,
-    HEADER,
-    SCRIPT_INFO_KEYS,
-    game_victim,
-    normalize_newlines,
-    relation_names,
-)
+from exporters.wellplay.characters import game_victim
+from exporters.wellplay.kinds import relation_names
+from exporters.wellplay.layout import CHARACTER_KEYS, HEADER, LANGUAGE_FOLDERS, SCRIPT_INFO_KEYS, normalize_newlines
 
-LANGUAGE_FOLDERS = {"zh": "chinese", "en": "english"}
 SCRIPT_INFO_DEFAULTS: dict[str, Any] = {
     "acts_num": 1,
     "stage": [""] * 7,

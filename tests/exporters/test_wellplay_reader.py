@@ -10,7 +10,8 @@ import pytest
 
 from casebook.interchange import Game, Origin, QuestionKind, Relationship
 from exporters.common import ReadResult
-from exporters.wellplay.reader import parse_row, read_wellplay
+from exporters.wellplay.reader import read_wellplay
+from exporters.wellplay.rows import parse_row
 
 # (language, slug) -> title, note, per-character counts in character_name order, categories,
 # relation sub-types (two / one / non_existent), points, victim, murderer, counterpart
