@@ -346,7 +346,7 @@ class LLMClient:
             client = self._client.with_options(max_retries=0) if probe else self._client.with_options(max_retries=retries)
             try:
                 completion = client.chat.completions.create(**base, **fmt)
-            except json.JSONDecodeError as exc:  # HTTP 200 whose body is not JSON
+            except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:  # HTTP 200, body not JSON
                 raise BrokenResponseError("the endpoint's response body is not valid JSON (a broken server or proxy?)") \
                     from exc
             except openai.APIStatusError as exc:
