@@ -114,7 +114,7 @@ def test_push_two_annotators_delete_fix_and_pull_repeatedly_on_a_real_game(wellp
 
     web = Client()
     web.force_login(lead)
-    page = web.get(reverse("labelstudio:game", kwargs={"game_pk": game.pk})).content.decode()
+    page = web.get(reverse("labelstudio:game", kwargs={"slug": game.slug})).content.decode()
     assert f'data-annotator="carol-{suffix}@example.org"' in page and "Agreement on span labels" in page
     assert "Conflicts waiting in review (1)" in page and reverse("review:item", args=[game.slug, "spanlabelconflict", conflict.pk]) in page
     queue = web.get(reverse("review:queue") + f"?game={game.slug}&type=spanlabelconflict").content.decode()
@@ -147,7 +147,7 @@ def test_push_two_annotators_delete_fix_and_pull_repeatedly_on_a_real_game(wellp
     deleted = PulledItem.objects.filter(link=link, deleted_at__isnull=False)
     assert {r.annotator for r in deleted} == {"admin@example.com", f"carol-{suffix}@example.org"}
     assert deleted.filter(annotator__startswith="carol").count() == 4  # her 3 spans and her relation
-    page = web.get(reverse("labelstudio:game", kwargs={"game_pk": game.pk})).content.decode()
+    page = web.get(reverse("labelstudio:game", kwargs={"slug": game.slug})).content.decode()
     assert f'data-annotator="carol-{suffix}@example.org"' in page
 
     before = (_snapshot(game), Comment.objects.count(), PulledItem.objects.count())
@@ -180,7 +180,7 @@ def test_push_two_annotators_delete_fix_and_pull_repeatedly_on_a_real_game(wellp
     assert f"its label conflict {conflict.pk} left the review queue" in out, out
     conflict.refresh_from_db()
     assert conflict.status == Status.DRAFT and EvidenceSpan.objects.get(pk=spans[p1].pk).state == "withdrawn"
-    assert "Conflicts waiting in review" not in web.get(reverse("labelstudio:game", kwargs={"game_pk": game.pk})).content.decode()
+    assert "Conflicts waiting in review" not in web.get(reverse("labelstudio:game", kwargs={"slug": game.slug})).content.decode()
     assert Comment.objects.filter(item_type="spanlabelconflict", item_id=conflict.pk, text__contains="withdrawn").exists()
     rel.refresh_from_db()
     assert rel.reject_reason.startswith("Withdrawn: deleted in Label Studio")
