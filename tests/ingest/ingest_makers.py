@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import re
 import unicodedata
 from pathlib import Path
@@ -17,6 +18,10 @@ import numpy as np
 from fpdf import FPDF
 from PIL import Image
 from rapidfuzz.distance import Levenshtein
+
+# fpdf2 subsets the CJK font with fontTools, which warns once per dropped bitmap table ("BDF NOT
+# subset") — hundreds of lines per package that say nothing about the test.
+logging.getLogger("fontTools.subset").setLevel(logging.ERROR)
 
 FONT = "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc"
 ZH_GAME = "罪恶（4人封闭）"
