@@ -299,6 +299,7 @@ def tesseract_pages(paths: Sequence[str], lang: str) -> list[dict]:
     """
     import pytesseract
 
+    _tesseract_dies_with_worker()
     source = paths[0]
     if len(paths) > 1:
         source = os.path.join(os.path.dirname(paths[0]), "pages.txt")
@@ -535,18 +536,53 @@ class PageCache:
         partial.replace(path)
 
 
-def _die_with_parent() -> None:
-    """Pool initializer: the kernel kills this process when the parent dies (even by SIGKILL)."""
-    import signal
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's ``prctl`` on Linux, loaded once in the parent: a forked child must not ``dlopen``
+    (another thread of a worker may hold the loader's lock at fork time)."""
     import sys
 
-    if sys.platform.startswith("linux"):
-        import ctypes
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
 
+    return ctypes.CDLL(None, use_errno=True).prctl
+
+
+_PRCTL = _load_prctl()
+
+
+def _die_with_parent() -> None:
+    """The kernel kills this process when its parent dies (even by SIGKILL); no-op off Linux.
+
+    Pool initializer for OCR processes and ``preexec_fn`` of tesseract runs: a killed worker
+    must not leave OCR running for a batch that another worker will take over anyway.
+    """
+    import signal
+
+    if _PRCTL is not None:
         pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+        _PRCTL(pr_set_pdeathsig, signal.SIGKILL)
         if os.getppid() == 1:  # the parent died before prctl took effect
             os._exit(1)
+
+
+def _tesseract_dies_with_worker() -> None:
+    """Make every tesseract that pytesseract starts die with the process that started it.
+
+    pytesseract has no hook for ``Popen`` arguments, so its ``subprocess_args`` (looked up at each
+    run) is wrapped once to add ``preexec_fn``; idempotent, and harmless off Linux.
+    """
+    from pytesseract import pytesseract as module
+
+    if _PRCTL is None or getattr(module.subprocess_args, "dies_with_parent", False):
+        return
+    original = module.subprocess_args
+
+    def subprocess_args(*args, **kwargs) -> dict:
+        return {**original(*args, **kwargs), "preexec_fn": _die_with_parent}
+
+    subprocess_args.dies_with_parent = True  # type: ignore[attr-defined]
+    module.subprocess_args = subprocess_args
 
 
 def ocr_pages(
