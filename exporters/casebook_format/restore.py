@@ -25,9 +25,19 @@ from casebook import interchange as ix
 from .audit import record_import
 
 
-def to_interchange(data: dict[str, Any], images: dict[str, bytes]) -> ix.Game:
-    """The document as an interchange game, without evidence (spans are restored separately)."""
+def to_interchange(data: dict[str, Any], images: dict[str, bytes], *, evidence: bool = False) -> ix.Game:
+    """The document as an interchange game; spans are restored separately (``_spans``).
+
+    ``evidence`` hands the builder each item's spans too, so a replace matches the stored spans and keeps
+    their ids instead of dropping the links of items whose evidence it was not told about.
+    """
     g = data["game"]
+    by_id = {s["id"]: s for s in data["spans"]}
+
+    def spans(item: dict[str, Any]) -> list[ix.Span]:
+        return [ix.Span(**{f: by_id[sid][f] for f in ("document", "owner", "start", "end", "quote", "label")})
+                for sid in item["evidence"]] if evidence else []
+
     game = ix.Game(
         slug=g["slug"], title=g["title"], language=g["language"], origin=g["origin"], title_note=g["title_note"],
         victims=list(g["victims"]), public_clue_text=g["public_clue_text"], counterpart=g["counterpart"],
@@ -45,13 +55,14 @@ def to_interchange(data: dict[str, Any], images: dict[str, bytes]) -> ix.Game:
     ]
     game.relationships = [
         ix.Relationship(source=r["source"], target=r["target"], labels=list(r["labels"]), note=r["note"],
-                        status=r["review"]["status"])
+                        status=r["review"]["status"], evidence=spans(r))
         for r in data["relationships"]
     ]
     game.chains = [
         ix.ReasoningChain(goal=c["goal"], title=c["title"], status=c["review"]["status"], nodes=[
             ix.ChainNode(key=n["key"], kind=n["kind"], text=n["text"], parents=list(n["parents"]), level=n["level"],
-                         image_clue=n["image_clue"], knowledge=n["knowledge"], extra=ix.unpack_key_order(n["extra"]))
+                         image_clue=n["image_clue"], knowledge=n["knowledge"], extra=ix.unpack_key_order(n["extra"]),
+                         evidence=spans(n))
             for n in c["nodes"]
         ])
         for c in data["chains"]
@@ -62,7 +73,7 @@ def to_interchange(data: dict[str, Any], images: dict[str, bytes]) -> ix.Game:
             kind=q["kind"], stem=q["stem"], answer=q["answer"], sub_type=q["sub_type"], multi=q["multi"],
             weight=q["weight"], perspective=q["perspective"], image_clue=q["image_clue"], chain_node=q["chain_node"],
             level=q["level"], source=q["source"], raw=q["raw"], status=q["review"]["status"],
-            provenance=dict(q["provenance"]), extra=ix.unpack_key_order(q["extra"]),
+            provenance=dict(q["provenance"]), extra=ix.unpack_key_order(q["extra"]), evidence=spans(q),
             options=[ix.Option(text=o["text"], correct=o["correct"], origin=o["origin"], model=o["model"],
                                review=o["review"]) for o in q["options"]],
         )
@@ -91,6 +102,8 @@ def restore_document(data: dict[str, Any], images: dict[str, bytes], *, replace:
     existing = find_existing(game)
     if existing is not None and not replace:
         return _compare(existing, data, images)
+    if existing is not None:
+        game = to_interchange(data, images, evidence=True)
     with transaction.atomic():
         built = build_game(game, replace=replace, user=user)
         if not built.written:
@@ -189,14 +202,11 @@ def _workflow(row: m.Game, workflow: dict[str, list], people: _People) -> dict[s
     items.update({f"ch{i}": ("reasoningchain", c) for i, c in enumerate(
         m.ReasoningChain.objects.filter(game=row).order_by("position", "id").values_list("pk", flat=True), 1)})
     question_ids = {sid: pk for sid, (_, pk) in items.items() if sid.startswith("q")}
-    Comment.objects.filter(game=row).delete()
-    ValidationAnswer.objects.filter(question__game=row).delete()
-    LabelJudgement.objects.filter(game=row).delete()
-    Comment.objects.bulk_create([
-        Comment(game=row, item_type=items[c["item"]][0], item_id=items[c["item"]][1], author=people(c["author"]),
-                text=c["text"], system=c["system"])
-        for c in workflow["comments"]
-    ])
+    comments = [Comment(game=row, item_type=items[c["item"]][0], item_id=items[c["item"]][1],
+                        author=people(c["author"]), text=c["text"], system=c["system"])
+                for c in workflow["comments"]]
+    _sync(Comment.objects.filter(game=row).order_by("created_at", "id"), comments,
+          ("item_type", "item_id", "author_id", "text", "system"), ())
     answers = []
     for v in workflow["validations"]:
         if people(v["validator"]) is None:
@@ -205,7 +215,8 @@ def _workflow(row: m.Game, workflow: dict[str, list], people: _People) -> dict[s
         answers.append(ValidationAnswer(question_id=question_ids[v["question"]], validator=people(v["validator"]),
                                         letters=v["letters"], key=v["key"], agrees=v["agrees"],
                                         question_version=v["question_version"]))
-    ValidationAnswer.objects.bulk_create(answers)
+    _sync(ValidationAnswer.objects.filter(question__game=row).order_by("created_at", "id"), answers,
+          ("question_id", "validator_id", "question_version"), ("letters", "key", "agrees"))
     characters = {c.name: c for c in row.characters.all()}
     labels = []
     for j in workflow["label_judgements"]:
@@ -214,8 +225,35 @@ def _workflow(row: m.Game, workflow: dict[str, list], people: _People) -> dict[s
             continue
         labels.append(LabelJudgement(game=row, annotator=people(j["annotator"]), source=characters[j["source"]],
                                      target=characters[j["target"]], labels=j["labels"]))
-    LabelJudgement.objects.bulk_create(labels)
+    _sync(LabelJudgement.objects.filter(game=row).order_by("id"), labels,
+          ("annotator_id", "source_id", "target_id"), ("labels",))
     return unplaced
+
+
+def _sync(stored, wanted: list, key: tuple[str, ...], fields: tuple[str, ...]) -> None:
+    """Make the stored rows equal to ``wanted`` keeping ids: match by natural key, update, create, delete the rest.
+
+    A replace must keep identities (links, audit entries and other tools point at these ids), so a row the
+    document still has stays the same row; rows with equal keys are matched in their stored order.
+    """
+    pools: dict[tuple, list] = {}
+    for obj in stored:
+        pools.setdefault(tuple(getattr(obj, f) for f in key), []).append(obj)
+    creates, updates = [], []
+    for obj in wanted:
+        pool = pools.get(tuple(getattr(obj, f) for f in key), [])
+        if not pool:
+            creates.append(obj)
+            continue
+        kept = pool.pop(0)
+        for f in fields:
+            setattr(kept, f, getattr(obj, f))
+        updates.append(kept)
+    model = stored.model
+    model.objects.filter(pk__in=[obj.pk for pool in pools.values() for obj in pool]).delete()
+    if fields and updates:
+        model.objects.bulk_update(updates, list(fields), batch_size=500)
+    model.objects.bulk_create(creates, batch_size=2000)
 
 
 def _app_needed(app: str, data: Any, what: str) -> bool:

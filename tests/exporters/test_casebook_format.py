@@ -267,3 +267,62 @@ def test_anchor_round_trips_are_byte_identical(media, wellplay_anchor, whodunitb
     assert export(media / "b") == first
     after = table_counts()
     assert {k: after[k] for k in DOMAIN if k in after} == {k: before[k] for k in DOMAIN if k in before}
+
+
+def ids_of_game(game: m.Game) -> dict[str, list[int]]:
+    """Every id of the game's rows that a --replace must keep (Label Studio links and audit entries point at them)."""
+    from review.models import Comment, LabelJudgement, ValidationAnswer
+
+    def ids(qs) -> list[int]:
+        return sorted(qs.values_list("pk", flat=True))
+
+    return {
+        "characters": ids(game.characters), "clues": ids(game.clues), "spans": ids(game.spans),
+        "questions": ids(game.questions), "chains": ids(m.ReasoningChain.objects.filter(game=game)),
+        "comments": ids(Comment.objects.filter(game=game)),
+        "validations": ids(ValidationAnswer.objects.filter(question__game=game)),
+        "label_judgements": ids(LabelJudgement.objects.filter(game=game)),
+    }
+
+
+def test_replace_from_the_games_own_export_keeps_every_identity(media):
+
+    call_command("load_demo", verbosity=0)
+    annotate_demo()
+    first = export(media / "a")
+    zh = m.Game.objects.get(source_id=ZH)
+    before = ids_of_game(zh)
+    assert all(before[k] for k in ("spans", "comments", "validations", "label_judgements")), before
+    span = zh.spans.order_by("pk").first()
+    audit = m.AuditEntry.objects.create(game=zh, item_type="span", item_id=span.pk, action="edit")
+    zh.title = "改过的标题"
+    zh.save()
+    call_command("import_dataset", "--format", "casebook", str(media / "a"), "--replace", verbosity=0)
+    assert ids_of_game(zh) == before  # no row of the game was re-created
+    audit.refresh_from_db()
+    assert m.EvidenceSpan.objects.get(pk=audit.item_id).quote == span.quote  # the entry still names that span
+    audit.delete()
+    assert export(media / "b") == first
+
+
+def test_replace_updates_changed_workflow_rows_in_place_and_drops_only_what_is_gone(media):
+    from review.models import Comment, LabelJudgement, ValidationAnswer
+
+    call_command("load_demo", verbosity=0)
+    annotate_demo()
+    first = export(media / "a")
+    zh = m.Game.objects.get(source_id=ZH)
+    answer = ValidationAnswer.objects.filter(question__game=zh).first()
+    label = LabelJudgement.objects.filter(game=zh).first()
+    kept_comment = Comment.objects.filter(game=zh, system=False).first()
+    ValidationAnswer.objects.filter(pk=answer.pk).update(letters="zz", agrees=True)
+    LabelJudgement.objects.filter(pk=label.pk).update(labels=["something-else"])
+    extra = Comment.objects.create(game=zh, item_type=kept_comment.item_type, item_id=kept_comment.item_id,
+                                   author=None, text="not in the document")
+    call_command("import_dataset", "--format", "casebook", str(media / "a"), "--replace", verbosity=0)
+    answer_after = ValidationAnswer.objects.get(pk=answer.pk)  # same row, document's values
+    assert (answer_after.letters, answer_after.agrees) == (answer.letters, answer.agrees)
+    assert LabelJudgement.objects.get(pk=label.pk).labels == label.labels
+    assert Comment.objects.filter(pk=kept_comment.pk).exists()
+    assert not Comment.objects.filter(pk=extra.pk).exists()
+    assert export(media / "b") == first
