@@ -18,7 +18,7 @@ from django.conf import settings
 from django_tasks import task
 
 from annotate.models import Game, Membership
-from annotate.services.access import can_manage, role_of
+from annotate.services.permissions import MANAGER, has_role, role_of
 from casebook.models import Job
 
 from .service import (
@@ -77,7 +77,7 @@ def export_task(job_id: int) -> dict:
 def run_export_job(job_id: int) -> dict:
     """Validate, write (atomically, through the service), then pack a ZIP; problems go in the result."""
     job = Job.objects.select_related("game", "user").get(pk=job_id)
-    if job.game is None or job.user is None or not can_manage(role_of(job.user, job.game)):
+    if job.game is None or job.user is None or not has_role(role_of(job.user, job.game), MANAGER):
         _update(job_id, state=Job.State.FAILED, message="Only a manager of the game may export it.")
         return {"error": "not a manager"}
     params, game = job.params, job.game
@@ -217,7 +217,7 @@ def run_import_job(job_id: int) -> dict:
         _update(job_id, total=len(games), message="Storing games")
         for game in games:
             existing = _stored(game.slug, game.language) if params["replace"] and not user.is_superuser else None
-            if existing is not None and not can_manage(role_of(user, existing)):
+            if existing is not None and not has_role(role_of(user, existing), MANAGER):
                 not_yours.append({"slug": game.slug, "title": game.title, "status": "refused", "questions": 0, "problems": [
                     {"severity": "error", "where": game.slug, "action": "not replaced",
                      "message": "a game with this name exists and you are not its manager"}]})

@@ -8,8 +8,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonRe
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from annotate.models import Membership
-from annotate.services import access
+from annotate.services import permissions
 from casebook.models import Job
 
 from . import jobs
@@ -30,7 +29,7 @@ def _payload(job: Job) -> dict:
 @login_required
 def export_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Choose a format and options; POST starts the background export and shows its progress."""
-    game, role = access.game_for(request.user, slug, min_role=Membership.Role.MANAGER)
+    game, role = permissions.game_for(request.user, slug, "export")
     if request.method == "POST":
         try:
             job = jobs.start_export_job(game, request.user, fmt=request.POST.get("format", ""),
@@ -48,7 +47,7 @@ def export_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _export_job(request: HttpRequest, slug: str, pk: int) -> Job:
-    game, _ = access.game_for(request.user, slug, min_role=Membership.Role.MANAGER)
+    game, _ = permissions.game_for(request.user, slug, "export")
     return get_object_or_404(Job, pk=pk, kind=jobs.EXPORT_KIND, game=game)
 
 

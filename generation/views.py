@@ -1,7 +1,7 @@
 """Thin views over the generation services: distractor jobs, review, relation MCQs, quality report.
 
 Every page is for members of the game (or superusers) only; anyone else gets a 404, as in the
-annotation app (:func:`annotate.services.access.game_for`).
+annotation app (:func:`annotate.services.permissions.game_for`).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate.models import Option, Question
 from annotate.services import permissions
-from annotate.services.access import game_for
+from annotate.services.permissions import game_for
 from casebook.interchange import LETTERS, name_key
 from casebook.llm import LLMSettings
 from casebook.models import Job

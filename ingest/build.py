@@ -167,7 +167,7 @@ def check_duplicates(digests: dict[str, str], game: ix.Game, replace: bool, user
     """
     from annotate import models as m
     from annotate.builder import find_existing
-    from annotate.services.access import can_manage, role_of, visible_games
+    from annotate.services.permissions import MANAGER, has_role, role_of, visible_games
 
     target = find_existing(game)
     role = role_of(user, target) if user is not None and target is not None else m.Membership.Role.MANAGER
@@ -176,7 +176,7 @@ def check_duplicates(digests: dict[str, str], game: ix.Game, replace: bool, user
             f"the title '{game.title}' [{game.language}] is taken by a game you are not a member of; "
             "choose another title"
         )
-    if target is not None and replace and not can_manage(role):
+    if target is not None and replace and not has_role(role, MANAGER):
         raise DuplicateIngest(
             f"replacing '{target.title}' needs the manager role in it (you are {role}); "
             "ask one of its managers, or choose another title"

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from annotate.models import Membership
-from annotate.services.access import can_manage, game_for
+from annotate.services.permissions import MANAGER, game_for, has_role
 from casebook.models import Job
 
 from .build import InvalidSplit, rebuild_from_split, set_image_kinds, stored_pages, stored_split
@@ -76,7 +76,7 @@ def split_editor(request, slug: str):
         raise Http404("This game was not ingested: it has no source pages to split.")
     current = stored_split(game)
     if request.method == "POST":
-        if not can_manage(role):
+        if not has_role(role, MANAGER):
             raise PermissionDenied("Changing the split needs the manager role.")
         if "image-kinds" in request.POST:
             kinds = {k[len("kind-"):]: v for k, v in request.POST.items() if k.startswith("kind-")}
@@ -113,7 +113,7 @@ def split_editor(request, slug: str):
     page_counts = {name: doc.pages.count() for name, doc in records.items()}
     return render(request, "ingest/split.html", {
         "game": game, "role": role, "rows": rows, "kinds": KINDS, "sources": page_counts,
-        "can_edit": can_manage(role), "summary": game.extra.get("ingest", {}).get("summary", {}),
+        "can_edit": has_role(role, MANAGER), "summary": game.extra.get("ingest", {}).get("summary", {}),
         "split_version": split_version(current),
         "image_clues": game.clues.filter(kind="image").order_by("position"),
     })

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotate.services.access import can_manage, game_for
+from annotate.services.permissions import MANAGER, game_for, has_role
 from casebook.models import Job
 
 from .forms import SynthesisForm
@@ -71,7 +71,7 @@ def game(request, slug: str):
         raise Http404("This game was not synthesised")
     records = run.records.all().only("stage", "key", "round", "ok", "problems", "usage", "cost", "seconds", "error", "model")
     return render(request, "synthesis/game.html", {
-        "game": game_row, "run": run, "records": records, "may_rerun": can_manage(role), "stages": RERUNNABLE,
+        "game": game_row, "run": run, "records": records, "may_rerun": has_role(role, MANAGER), "stages": RERUNNABLE,
         "errors": sum(1 for c in run.checks if c["severity"] == "error"), "settings": run.settings,
     })
 
@@ -89,7 +89,7 @@ def record(request, slug: str, pk: int):
 @require_POST
 def rerun(request, slug: str):
     game_row, role = game_for(request.user, slug)
-    if not can_manage(role):
+    if not has_role(role, MANAGER):
         messages.error(request, "Only a manager of this game can re-run a synthesis stage.")
         return redirect("synthesis:game", slug=slug)
     stage = request.POST.get("stage", "")

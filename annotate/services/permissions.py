@@ -1,21 +1,26 @@
 """Who may do what in a game: one place every view, command and job of every app asks.
 
 Roles come from ``annotate.models.Membership.role`` and are ordered annotator < reviewer <
-manager (``access.ROLE_RANK``); superusers act as managers everywhere. Non-members get ``Http404``
+manager (``ROLE_RANK``); superusers act as managers everywhere. Non-members get ``Http404``
 (a game's existence is not leaked); members whose role is too low get ``PermissionDenied`` (403).
-It lives in the domain, beside ``access``, so features (review, generation, playlogs, exporters)
-check roles without importing each other.
+The one question is :func:`can` / :func:`require` (``game_for`` for a slug, ``command_user`` for
+``--as``); memberships and job visibility live here too, so there is a single source of truth.
+It lives in the domain so features (review, generation, playlogs, exporters) check roles without
+importing each other.
 """
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import QuerySet
 from django.http import Http404
 
 from annotate.models import Game, Membership
-from annotate.services.access import ROLE_RANK, role_of
 from casebook.interchange import Status
+from casebook.models import Job
 
 ANNOTATOR, REVIEWER, MANAGER = Membership.Role.ANNOTATOR, Membership.Role.REVIEWER, Membership.Role.MANAGER
+ROLE_RANK = {ANNOTATOR: 1, REVIEWER: 2, MANAGER: 3}
 
 # The lowest role allowed to do each action (ownership rules for annotators are in `can`).
 ACTIONS: dict[str, str] = {
@@ -37,6 +42,8 @@ ACTIONS: dict[str, str] = {
     "agreement": REVIEWER,
     "members": MANAGER,
     "targets": MANAGER,
+    "span_labels": MANAGER,
+    "labelstudio": MANAGER,
     "assign": MANAGER,
     "export": MANAGER,
 }
@@ -48,7 +55,27 @@ class RoleError(PermissionDenied):
     """A member tried something their role does not allow; the message says which role is needed."""
 
 
+def visible_games(user) -> QuerySet[Game]:
+    """Games the user may open (all of them for a superuser)."""
+    if not user.is_authenticated:
+        return Game.objects.none()
+    if user.is_superuser:
+        return Game.objects.all()
+    return Game.objects.filter(memberships__user=user)
+
+
+def role_of(user, game: Game) -> str | None:
+    """The user's role in the game; superusers act as managers; ``None`` for non-members, inactive
+    users and no user at all (a command run without ``--as``)."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return None
+    if user.is_superuser:
+        return Membership.Role.MANAGER
+    return Membership.objects.filter(user=user, game=game).values_list("role", flat=True).first()
+
+
 def has_role(role: str | None, needed: str) -> bool:
+    """Whether ``role`` ranks at least ``needed`` (``None``, a non-member, never does)."""
     return role is not None and ROLE_RANK.get(role, 0) >= ROLE_RANK[needed]
 
 
@@ -133,3 +160,42 @@ def games_with_role(user, role: str):
         return Game.objects.all()
     allowed = [r for r, rank in ROLE_RANK.items() if rank >= ROLE_RANK[role]]
     return Game.objects.filter(memberships__user=user, memberships__role__in=allowed).distinct()
+
+
+class LastManager(ValueError):
+    """Demoting or removing this member would leave the game with nobody who can manage it."""
+
+
+def set_membership(game: Game, user, role: str | None) -> None:
+    """Give ``user`` ``role`` in ``game`` (``None`` removes them), never removing the last manager.
+
+    The game's manager rows are locked first, so two managers demoting each other at once cannot
+    both succeed.
+    """
+    with transaction.atomic():
+        managers = list(Membership.objects.select_for_update().filter(game=game, role=Membership.Role.MANAGER)
+                        .values_list("user_id", flat=True))
+        if role != Membership.Role.MANAGER and managers == [user.pk]:
+            raise LastManager(f"{user.get_username()} is the last manager of this game; make someone else manager first.")
+        if role is None:
+            Membership.objects.filter(game=game, user=user).delete()
+        else:
+            Membership.objects.update_or_create(game=game, user=user, defaults={"role": role})
+
+
+def may_view_job(user, job: Job) -> bool:
+    """The job's owner, superusers and members of the job's game."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if user.is_superuser or job.user_id == user.pk:
+        return True
+    return job.game_id is not None and role_of(user, job.game) is not None
+
+
+def may_resume_job(user, job: Job) -> bool:
+    """The job's owner, superusers and managers of the job's game."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if user.is_superuser or job.user_id == user.pk:
+        return True
+    return job.game_id is not None and has_role(role_of(user, job.game), MANAGER)

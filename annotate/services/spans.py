@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from annotate.models import ChainNode, Character, Clue, EvidenceSpan, Game, Membership
-from annotate.services.access import ROLE_RANK
+from annotate.services.permissions import ROLE_RANK
 from casebook import audit
 from casebook.interchange import DEFAULT_SPAN_LABELS, SpanDocument, Status
 from casebook.models import AuditEntry

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from annotate.forms import ChainForm, ids, int_or_none
 from annotate.models import ChainNode, Character, Clue, KeyStatement, ReasoningChain
-from annotate.services import access, permissions, svg, versions
+from annotate.services import permissions, svg, versions
 from annotate.services.chains import ChainError, chain_graph, delete_node, level_label, save_node
 from annotate.services.versions import VersionConflict
 from annotate.views.common import (
@@ -29,7 +29,7 @@ from casebook.interchange import ClueKind, NodeKind, Status
 
 @login_required
 def chain_list(request: HttpRequest, slug: str) -> HttpResponse:
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     form = ChainForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         chain = form.save(commit=False)
@@ -55,7 +55,7 @@ def chain_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 def node_edit(request: HttpRequest, slug: str, pk: int, node_pk: int | None = None) -> HttpResponse:
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     chain = get_object_or_404(ReasoningChain, game=game, pk=pk)
     chain.game = game
     nodes, parents, levels = chain_graph(chain)
@@ -182,7 +182,7 @@ def _edit_chain(request: HttpRequest, game, chain: ReasoningChain) -> tuple[Chai
 @require_POST
 def key_statements(request: HttpRequest, slug: str) -> HttpResponse:
     """Add or remove a key statement (WhodunitBench SPC ground truth) owned by a key role."""
-    game, _ = access.game_for(request.user, slug)
+    game, _ = permissions.game_for(request.user, slug)
     permissions.require(request.user, game, "ground_truth")
     if request.POST.get("action") == "delete":
         item = KeyStatement.objects.filter(game=game, pk=int_or_none(request.POST.get("id"))).first()

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotate.forms import CharacterFormSet, ScriptForm, int_or_none
 from annotate.models import Character, Kill
-from annotate.services import access, permissions, versions
+from annotate.services import permissions, versions
 from annotate.services.versions import VersionConflict
 from annotate.views.common import answer_key_context, conflict_context
 from casebook import audit
@@ -22,7 +22,7 @@ FLAGS = ("playable", "is_victim", "is_murderer", "key_role")
 
 @login_required
 def characters(request: HttpRequest, slug: str) -> HttpResponse:
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     queryset = Character.objects.filter(game=game).only(*CHAR_FIELDS)
     action = request.POST.get("action") if request.method == "POST" else None
     if action:
@@ -120,7 +120,7 @@ def _kill_action(request: HttpRequest, game, action: str) -> None:
 @login_required
 def character_script(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Edit a role script by hand (games created in the browser have no ingested script)."""
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     char = get_object_or_404(Character, game=game, pk=pk)
     if request.method == "POST":
         permissions.require(request.user, game, "ground_truth")

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from annotate.forms import GameForm
 from annotate.models import Character, Clue, Membership, Question, ReasoningChain, Relationship
-from annotate.services import access
+from annotate.services import permissions
 from annotate.services.progress import parse_targets, progress_for
 from annotate.services.questions import KIND_LABELS
 from annotate.services.spans import SpanError, parse_span_labels, set_span_labels
@@ -23,7 +23,7 @@ from casebook.interchange import ClueKind
 
 @login_required
 def game_list(request: HttpRequest) -> HttpResponse:
-    games = list(access.visible_games(request.user).only("id", "slug", "title", "language", "origin", "targets", "title_note"))
+    games = list(permissions.visible_games(request.user).only("id", "slug", "title", "language", "origin", "targets", "title_note"))
     progress = progress_for(games)
     roles = {}
     if not request.user.is_superuser:
@@ -67,7 +67,7 @@ def game_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def workspace(request: HttpRequest, slug: str) -> HttpResponse:
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     characters = list(Character.objects.filter(game=game).only("id", "name", "playable", "is_victim", "is_murderer", "key_role", "aliases", "position"))
     clue_counts = dict(Clue.objects.filter(game=game).values_list("kind").annotate(n=Count("id")))
     counts = {
@@ -79,7 +79,7 @@ def workspace(request: HttpRequest, slug: str) -> HttpResponse:
     status_counts = dict(Question.objects.filter(game=game).values_list("status").annotate(n=Count("id")))
     members_list = list(Membership.objects.filter(game=game).select_related("user").only("role", "user__username"))
     return render(request, "annotate/workspace.html", {
-        "game": game, "role": role, "can_manage": access.can_manage(role), "characters": characters,
+        "game": game, "role": role, "can_manage": permissions.has_role(role, permissions.MANAGER), "characters": characters,
         "progress": progress_for([game])[game.pk], "counts": counts, "status_counts": status_counts,
         "members": members_list, "kind_labels": KIND_LABELS.items(), "targets": game.targets or {},
         "roles": Membership.Role.choices, "tab": "workspace",
@@ -90,7 +90,7 @@ def workspace(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def targets(request: HttpRequest, slug: str) -> HttpResponse:
-    game, _ = access.game_for(request.user, slug, min_role=Membership.Role.MANAGER)
+    game, _ = permissions.game_for(request.user, slug, "targets")
     try:
         new = parse_targets(request.POST)
     except ValueError as exc:
@@ -108,7 +108,7 @@ def targets(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def members(request: HttpRequest, slug: str) -> HttpResponse:
     """Add, change or remove a member by username (managers only)."""
-    game, _ = access.game_for(request.user, slug, min_role=Membership.Role.MANAGER)
+    game, _ = permissions.game_for(request.user, slug, "members")
     username = request.POST.get("username", "").strip()
     role = request.POST.get("role", "")
     user = get_user_model().objects.filter(username=username).first()
@@ -119,8 +119,8 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         was_member = Membership.objects.filter(game=game, user=user).exists()
         try:
-            access.set_membership(game, user, None if role == "remove" else role)
-        except access.LastManager as exc:
+            permissions.set_membership(game, user, None if role == "remove" else role)
+        except permissions.LastManager as exc:
             messages.error(request, str(exc))
         else:
             if role == "remove":
@@ -137,7 +137,7 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def span_labels(request: HttpRequest, slug: str) -> HttpResponse:
     """Set the game's evidence span labels (managers only), one ``value = 中文 / English`` a line."""
-    game, _ = access.game_for(request.user, slug, min_role=Membership.Role.MANAGER)
+    game, _ = permissions.game_for(request.user, slug, "span_labels")
     try:
         labels = parse_span_labels(request.POST.get("labels", ""))
     except SpanError as exc:

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from annotate.services.access import may_resume_job, may_view_job
+from annotate.services.permissions import may_resume_job, may_view_job
 from casebook.jobs import JobError, resume
 from casebook.models import Job
 

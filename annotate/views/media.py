@@ -8,7 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest
 
 from annotate.models import Clue, Page, SourceDocument
-from annotate.services import access
+from annotate.services import permissions
 from casebook.images import sniff_media_type
 from casebook.security import INLINE_TYPES, MEDIA_CSP
 
@@ -30,7 +30,7 @@ def protected_media(request: HttpRequest, path: str) -> FileResponse:
     if root not in full.parents or not full.is_file():
         raise Http404("No such file")
     game_id = game_id_of_file(path)
-    if game_id is None or not access.visible_games(request.user).filter(pk=game_id).exists():
+    if game_id is None or not permissions.visible_games(request.user).filter(pk=game_id).exists():
         raise Http404("No such file")
     handle = full.open("rb")
     media_type = sniff_media_type(handle.read(18))

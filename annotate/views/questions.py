@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from annotate.forms import int_or_none, question_input
 from annotate.models import Character, Clue, Draft, Option, Question
-from annotate.services import access, permissions
+from annotate.services import permissions
 from annotate.services import states as review_states
 from annotate.services.chains import game_nodes, level_label
 from annotate.services.questions import (
@@ -41,7 +41,7 @@ PAGE_SIZE = 50  # a screenful or two; keeps the page under ~100 ms at 20 clients
 @login_required
 def question_list(request: HttpRequest, slug: str) -> HttpResponse:
     """Filter by kind/status/text; paginated so the page costs the same for 20 or 20,000 questions."""
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     qs = Question.objects.filter(game=game)
     kind, status, text = request.GET.get("kind", ""), request.GET.get("status", ""), request.GET.get("q", "").strip()
     if kind:
@@ -108,7 +108,7 @@ def _state_from_post(post) -> dict:
 
 @login_required
 def question_edit(request: HttpRequest, slug: str, pk: int | None = None) -> HttpResponse:
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     question = None
     if pk is not None:
         question = get_object_or_404(Question.objects.prefetch_related("options", "evidence"), game=game, pk=pk)
@@ -209,7 +209,7 @@ def _question_conflict(current: Question, mine: dict, slug: str) -> dict:
 @login_required
 @require_POST
 def question_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    game, _ = access.game_for(request.user, slug)
+    game, _ = permissions.game_for(request.user, slug)
     question = get_object_or_404(Question.objects.prefetch_related("options", "evidence"), game=game, pk=pk)
     permissions.require(request.user, game, "edit", question)
     delete_question(question, request.user)
@@ -220,7 +220,7 @@ def question_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @login_required
 def draft(request: HttpRequest, slug: str, key: str) -> JsonResponse:
     """GET the server copy of a draft, POST (JSON) to store it, DELETE to drop it."""
-    game, _ = access.game_for(request.user, slug)
+    game, _ = permissions.game_for(request.user, slug)
     if request.method == "POST":
         try:
             payload = json.loads(request.body or b"{}")

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from annotate.forms import int_or_none
 from annotate.models import Character, Clue, EvidenceSpan, Game
-from annotate.services import access
+from annotate.services import permissions
 from annotate.services import spans as span_service
 from annotate.services.clues import ClueError, add_clue
 from annotate.services.spans import SpanCited, SpanError, SpanNotFound, codepoint_to_utf16
@@ -87,7 +87,7 @@ def span_payload(span: EvidenceSpan, text: str, cited: list[span_service.Citatio
 @login_required
 def reader(request: HttpRequest, slug: str) -> HttpResponse:
     """Up to two documents side by side; queries do not depend on the text length or game size."""
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     characters = list(Character.objects.filter(game=game).only("id", "name", "position", "playable"))
     clues = list(Clue.objects.filter(game=game, kind=ClueKind.TEXT).only("id", "key", "title", "position"))
     docs = _documents(game, characters, clues)
@@ -156,7 +156,7 @@ def _pane_index(data: dict) -> int:
 @require_POST
 def span_create(request: HttpRequest, slug: str) -> JsonResponse:
     """JSON in, JSON out: the reader posts browser (UTF-16) offsets and the selected text."""
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     try:
         data = _json_body(request)
         owner = data.get("owner_id")
@@ -174,7 +174,7 @@ def span_create(request: HttpRequest, slug: str) -> JsonResponse:
 @require_POST
 def span_edit(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
     """Move a span's boundaries (browser offsets) and/or change its label."""
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     try:
         span_service.get_span(game, pk)  # an unknown id (or another game's) is a 404 whatever the body
         data = _json_body(request)
@@ -192,7 +192,7 @@ def span_edit(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
 @require_POST
 def span_delete(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
     """Delete a span; a cited one answers 409 with what cites it until ``confirm`` is sent."""
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     try:
         span_service.get_span(game, pk)
         data = _json_body(request)
@@ -208,7 +208,7 @@ def span_delete(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
 @require_POST
 def span_undo(request: HttpRequest, slug: str, entry: int) -> JsonResponse:
     """Undo a deletion (the id is the audit entry the delete answered with)."""
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     try:
         data = _json_body(request)
     except SpanError:
@@ -223,7 +223,7 @@ def span_undo(request: HttpRequest, slug: str, entry: int) -> JsonResponse:
 @login_required
 def search(request: HttpRequest, slug: str) -> HttpResponse:
     """Plain substring search over every text of the game (scripts, manual, public, clues)."""
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     query = request.GET.get("q", "").strip()
     hits = []
     if query:
@@ -247,7 +247,7 @@ def search(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def clue_gallery(request: HttpRequest, slug: str) -> HttpResponse:
     """Image gallery (zoom, OCR text beside) and text clues; POST adds a clue."""
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     if request.method == "POST":
         upload = request.FILES.get("image")
         try:

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from annotate.forms import ids, int_or_none
 from annotate.models import Character, Relationship
-from annotate.services import access, permissions, svg
+from annotate.services import permissions, svg
 from annotate.services import relationships as rel_service
 from annotate.services.versions import VersionConflict
 from annotate.views import common
@@ -26,7 +26,7 @@ def relationships(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def relationship_edit(request: HttpRequest, slug: str, pk: int | None = None) -> HttpResponse:
-    game, role = access.game_for(request.user, slug)
+    game, role = permissions.game_for(request.user, slug)
     rel = get_object_or_404(Relationship.objects.prefetch_related("evidence"), game=game, pk=pk) if pk else None
     error = None
     state = {
@@ -113,7 +113,7 @@ def _relationship_conflict(current: Relationship, mine: dict, slug: str) -> dict
 @login_required
 @require_POST
 def relationship_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    game, _ = access.game_for(request.user, slug)
+    game, _ = permissions.game_for(request.user, slug)
     rel = get_object_or_404(Relationship.objects.prefetch_related("evidence"), game=game, pk=pk)
     permissions.require(request.user, game, "edit", rel)
     rel_service.delete_relationship(rel, request.user)
@@ -123,5 +123,5 @@ def relationship_delete(request: HttpRequest, slug: str, pk: int) -> HttpRespons
 
 @login_required
 def label_search(request: HttpRequest, slug: str) -> JsonResponse:
-    access.game_for(request.user, slug)
+    permissions.game_for(request.user, slug)
     return JsonResponse({"labels": rel_service.search_labels(request.GET.get("q", ""))})

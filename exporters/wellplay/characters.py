@@ -10,6 +10,7 @@ from typing import Any
 
 from casebook import conan
 from casebook.interchange import Character, Game, Kill, Relationship, name_key
+from exporters.problems import ProblemLog
 from exporters.wellplay.layout import (
     CHARACTER_KEYS,
     SCRIPT_INFO_KEYS,
@@ -19,7 +20,6 @@ from exporters.wellplay.layout import (
     normalize_newlines,
     read_json,
 )
-from exporters.wellplay.problems import ProblemLog
 
 
 def read_script_info(files_dir: Path, game_dir: Path, log: ProblemLog) -> tuple[dict[str, Any], list[str]]:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from casebook.interchange import Game, Question, name_key
 from exporters.common import decode_text, not_text
+from exporters.problems import ProblemLog
 from exporters.wellplay.layout import BRACKETED, GameFiles, index_files
-from exporters.wellplay.problems import ProblemLog
 from exporters.wellplay.rows import CsvRow, read_question_csv, signature
 
 

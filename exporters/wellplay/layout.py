@@ -12,7 +12,7 @@ from typing import Any
 
 from casebook.interchange import name_key
 from exporters.common import GBK, decode_text, not_text
-from exporters.wellplay.problems import ProblemLog
+from exporters.problems import ProblemLog
 
 HEADER = ["value", "type", "question", "a", "b", "c", "d", "e", "truth"]  # every question CSV (§5)
 OPTION_LETTERS = "abcde"

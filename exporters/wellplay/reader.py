@@ -9,7 +9,7 @@ The pipeline, one stage per module of this package:
 :mod:`~exporters.wellplay.pairing` links the Chinese and English versions.
 
 Nothing here raises on bad data: every irregularity becomes a :class:`Problem` saying what was
-done (:mod:`~exporters.wellplay.problems`), in the game's ``report`` and in
+done (:mod:`~exporters.problems`), in the game's ``report`` and in
 :attr:`ReadResult.problems`.
 """
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 from casebook.interchange import Character, Game, Origin, name_key
 from casebook.text import has_cjk
 from exporters.common import ReadResult
+from exporters.problems import ProblemLog
 from exporters.wellplay.characters import game_victims, kills_of, read_character, read_relationships, read_script_info
 from exporters.wellplay.consistency import (
     compare_aggregate,
@@ -40,7 +41,6 @@ from exporters.wellplay.layout import (
     split_dir_name,
 )
 from exporters.wellplay.pairing import link_counterparts
-from exporters.wellplay.problems import ProblemLog
 from exporters.wellplay.rows import CsvRow, read_question_csv, signature
 
 logger = logging.getLogger(__name__)

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from exporters.common import GBK, UTF8_BOM, decode_text, not_text
+from exporters.problems import ProblemLog
 from exporters.wellplay.layout import HEADER, OPTION_LETTERS
-from exporters.wellplay.problems import ProblemLog
 
 
 @dataclass

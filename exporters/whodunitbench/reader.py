@@ -40,6 +40,16 @@ from casebook.interchange import (
 )
 from casebook.text import cjk_count
 from exporters.common import GBK, ReadResult, decode_text, not_text
+from exporters.problems import ProblemLog
+from exporters.whodunitbench.layout import (
+    GAME_FILE,
+    KNOWN_ALIASES,
+    POOL_CHAIN_TITLE,
+    TOP_LEVEL_KEYS,
+    parse_source_level,
+    pool_key_level,
+    split_reason,
+)
 from exporters.whodunitbench.mcq import OPTION_LETTERS, parse_inline_mcq, strip_list_numbering
 
 __all__ = [
@@ -55,36 +65,21 @@ __all__ = [
     "resolve_name",
 ]
 
-GAME_FILE = "env_p_all.json"
-POOL_CHAIN_TITLE = "Key clue pool"
-# The order of the 14 keys in 14 of the 16 published folders (whodunitbench.md §2).
-TOP_LEVEL_KEYS = [
-    "key_clues_pool", "role-q", "public_clue", "key_clues_questions", "role", "key_clue_q", "ei_q",
-    "cxi_q", "ju_name", "task_nm", "task_m", "key_role", "murder", "reason",
-]
-# Per-game name aliases seen in the published data (folder -> {published name: role name}).
-KNOWN_ALIASES: dict[str, dict[str, str]] = {"DI7MI_2": {"达文西": "萨拉"}}
-
 _VARIANT_FILE = re.compile(r"^env_p(_update\d*)?\.json$")
 _AGENT_FILE = re.compile(r"^(Agent_\w+|gpt4_naive_agent)\.json$")
-_LEVEL_KEY = re.compile(r"^(?:p|(\d+)-step)$")
-_SOURCE_LEVEL = re.compile(r"^(.+?)-(\d+|n)$")
 _VICTIM = re.compile(r"死者是([^\n]*)")
 _LATIN = re.compile(r"[A-Za-z]")
 _ROLE_KEYS = {"name", "back", "r_q", "m", "q", "a", "self", "answer"}
 _EXT_ALIASES = {".jpeg": ".jpg", ".tif": ".tiff"}
 
 
-class _Notes:
-    """Collects the problems of one game folder (file names relative to the dataset)."""
+class _Notes(ProblemLog):
+    """The shared problem log, for one game folder: files are named ``<folder>/<file>`` (relative
+    to the dataset), so reports read the same wherever the dataset lives."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path) -> None:
+        super().__init__(folder.parent)
         self.folder = folder
-        self.items: list[Problem] = []
-
-    def add(self, file: str, location: str, message: str, action: str = "", severity: str = "warning") -> None:
-        rel = f"{self.folder.name}/{file}" if file else self.folder.name
-        self.items.append(Problem(file=rel, location=location, message=message, action=action, severity=severity))
 
 
 # --------------------------------------------------------------------------------------------
@@ -134,17 +129,17 @@ def read_game_folder(folder: Path, aliases: dict[str, str] | None = None) -> tup
     game.extra["whodunitbench"] = meta
     for key in TOP_LEVEL_KEYS:
         if key not in data:
-            notes.add(GAME_FILE, key, f"missing key {key!r}", "treated as empty; the export writes it")
+            notes.add(notes.folder / GAME_FILE, f"missing key {key!r}", action="treated as empty; the export writes it", location=key)
     unknown = {k: v for k, v in data.items() if k not in TOP_LEVEL_KEYS}
     if unknown:
         meta["unknown_keys"] = unknown
-        notes.add(GAME_FILE, ", ".join(unknown), "unknown top-level keys", "kept verbatim for export", "info")
+        notes.add(notes.folder / GAME_FILE, "unknown top-level keys", action="kept verbatim for export", location=", ".join(unknown), severity="info")
 
     ju_name = _get(data, "ju_name", str, "", notes)
     game.title = ju_name or folder.name
     meta["ju_name"] = ju_name
     if ju_name and ju_name != folder.name:
-        notes.add(GAME_FILE, "ju_name", f"ju_name {ju_name!r} differs from the folder name", "the folder name is the game id", "info")
+        notes.add(notes.folder / GAME_FILE, f"ju_name {ju_name!r} differs from the folder name", action="the folder name is the game id", location="ju_name", severity="info")
 
     alias_table = _build_alias_table(aliases or {})
     _read_roles(data, game, meta, alias_table, notes)
@@ -169,43 +164,6 @@ def read_game_folder(folder: Path, aliases: dict[str, str] | None = None) -> tup
 # Small helpers (public ones are used by the writer and the evaluation runner)
 
 
-def pool_key_level(key: str) -> int | None:
-    """Level of a ``key_clues_pool`` key: ``p`` -> 0, ``<k>-step`` -> k, a role key -> None."""
-    match = _LEVEL_KEY.match(key)
-    if not match:
-        return None
-    return int(match.group(1)) if match.group(1) else 0
-
-
-def parse_source_level(source: str) -> tuple[str, int | None]:
-    """(owner codes, level) from a ``source`` code: no suffix -> 0, ``-k`` -> k, ``-n`` -> None."""
-    match = _SOURCE_LEVEL.match(source.strip())
-    if not match:
-        return source.strip(), 0
-    owners, level = match.groups()
-    return owners, (None if level == "n" else int(level))
-
-
-_MOTIVE = "作案动机："
-_METHOD = "作案手法："
-
-
-def split_reason(text: str) -> tuple[str, str, bool]:
-    """(motive, method, labelled) from a ``reason`` text split on 作案动机：/作案手法： (either order)."""
-    text = text or ""
-    i_mot, i_met = text.find(_MOTIVE), text.find(_METHOD)
-    if i_mot < 0 and i_met < 0:
-        return "", "", False
-    motive = method = ""
-    if i_mot >= 0:
-        end = i_met if i_met > i_mot else len(text)
-        motive = text[i_mot + len(_MOTIVE):end].strip()
-    if i_met >= 0:
-        end = i_mot if i_mot > i_met else len(text)
-        method = text[i_met + len(_METHOD):end].strip()
-    return motive, method, True
-
-
 def _build_alias_table(aliases: dict[str, str]) -> dict[str, str]:
     return {name_key(k): v for k, v in aliases.items()}
 
@@ -228,8 +186,7 @@ def _get(data: dict, key: str, kind: type, default: Any, notes: _Notes, where: s
     value = data[key]
     if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
         return value
-    notes.add(GAME_FILE, where or key, f"{key!r} should be a JSON {kind.__name__}, found {type(value).__name__}",
-              "ignored", "error")
+    notes.add(notes.folder / GAME_FILE, f"{key!r} should be a JSON {kind.__name__}, found {type(value).__name__}", action="ignored", location=where or key, severity="error")
     return default
 
 
@@ -249,37 +206,36 @@ def _note_sibling_files(folder: Path, notes: _Notes) -> None:
         if p.is_dir() or p.name == GAME_FILE:
             continue
         if _VARIANT_FILE.match(p.name):
-            notes.add(p.name, "", "ignored: only env_p_all.json is authoritative", "not imported", "info")
+            notes.add(notes.folder / p.name, "ignored: only env_p_all.json is authoritative", action="not imported", severity="info")
         elif _AGENT_FILE.match(p.name):
             agent_files.append(p.name)
         elif not p.name.startswith("."):
-            notes.add(p.name, "", "unexpected file in the game folder", "ignored", "info")
+            notes.add(notes.folder / p.name, "unexpected file in the game folder", action="ignored", severity="info")
     if agent_files:
-        notes.add(", ".join(agent_files), "", "recorded agent outputs present",
-                  "not imported; read them with exporters.whodunitbench.agent_logs", "info")
+        notes.add(notes.folder / ", ".join(agent_files), "recorded agent outputs present", action="not imported; read them with exporters.whodunitbench.agent_logs", severity="info")
 
 
 def _load_game_json(folder: Path, notes: _Notes) -> dict | None:
     path = folder / GAME_FILE
     if not path.exists():
-        notes.add(GAME_FILE, "", f"{GAME_FILE} is missing", "game skipped", "error")
+        notes.add(notes.folder / GAME_FILE, f"{GAME_FILE} is missing", action="game skipped", severity="error")
         return None
     try:
         text, encoding = decode_text(path.read_bytes())
         data = json.loads(text)
     except UnicodeDecodeError as exc:
-        notes.add(GAME_FILE, f"byte {exc.start}", not_text(exc), "game skipped", "error")
+        notes.add(notes.folder / GAME_FILE, not_text(exc), action="game skipped", location=f"byte {exc.start}", severity="error")
         return None
     except json.JSONDecodeError as exc:
-        notes.add(GAME_FILE, f"line {exc.lineno} column {exc.colno}", f"broken JSON: {exc.msg}", "game skipped", "error")
+        notes.add(notes.folder / GAME_FILE, f"broken JSON: {exc.msg}", action="game skipped", location=f"line {exc.lineno} column {exc.colno}", severity="error")
         return None
     except OSError as exc:
-        notes.add(GAME_FILE, "", f"cannot read: {(exc.strerror or 'input/output error').lower()}", "game skipped", "error")
+        notes.add(notes.folder / GAME_FILE, f"cannot read: {(exc.strerror or 'input/output error').lower()}", action="game skipped", severity="error")
         return None
     if encoding == GBK:
-        notes.add(GAME_FILE, "", f"encoded as {encoding}", f"read as {encoding}", "info")
+        notes.add(notes.folder / GAME_FILE, f"encoded as {encoding}", action=f"read as {encoding}", severity="info")
     if not isinstance(data, dict):
-        notes.add(GAME_FILE, "", f"top level is a JSON {type(data).__name__}, expected an object", "game skipped", "error")
+        notes.add(notes.folder / GAME_FILE, f"top level is a JSON {type(data).__name__}, expected an object", action="game skipped", severity="error")
         return None
     return data
 
@@ -303,24 +259,24 @@ def _read_roles(data: dict, game: Game, meta: dict, alias_table: dict[str, str],
     for idx, role in enumerate(roles):
         where = f"role[{idx}]"
         if not isinstance(role, dict):
-            notes.add(GAME_FILE, where, "role is not an object", "skipped", "error")
+            notes.add(notes.folder / GAME_FILE, "role is not an object", action="skipped", location=where, severity="error")
             continue
         name = role.get("name")
         if not isinstance(name, str) or not name.strip():
-            notes.add(GAME_FILE, where, "role has no name", "skipped", "error")
+            notes.add(notes.folder / GAME_FILE, "role has no name", action="skipped", location=where, severity="error")
             continue
         if name_key(name) in seen:
-            notes.add(GAME_FILE, where, f"duplicate role name {name!r}", "second copy skipped", "error")
+            notes.add(notes.folder / GAME_FILE, f"duplicate role name {name!r}", action="second copy skipped", location=where, severity="error")
             continue
         seen.add(name_key(name))
         orders[name] = list(role.keys())
         unknown = {k: v for k, v in role.items() if k not in _ROLE_KEYS}
         if unknown:
             meta.setdefault("role_unknown_keys", {})[name] = unknown
-            notes.add(GAME_FILE, where, f"unknown role keys {', '.join(unknown)}", "kept verbatim for export", "info")
+            notes.add(notes.folder / GAME_FILE, f"unknown role keys {', '.join(unknown)}", action="kept verbatim for export", location=where, severity="info")
         m = role.get("m", 0)
         if m not in (0, 1) or isinstance(m, bool):
-            notes.add(GAME_FILE, f"{where}.m", f"murderer flag is {m!r}, expected 0 or 1", "treated as 0")
+            notes.add(notes.folder / GAME_FILE, f"murderer flag is {m!r}, expected 0 or 1", action="treated as 0", location=f"{where}.m")
             m = 0
         ch = Character(
             name=name,
@@ -330,14 +286,14 @@ def _read_roles(data: dict, game: Game, meta: dict, alias_table: dict[str, str],
             fixed_answer=_get(role, "answer", str, "", notes, f"{where}.answer"),
         )
         if "back" not in role:
-            notes.add(GAME_FILE, where, f"role {name!r} has no 'back' (script)", "script left empty")
+            notes.add(notes.folder / GAME_FILE, f"role {name!r} has no 'back' (script)", action="script left empty", location=where)
         nfkc = unicodedata.normalize("NFKC", name)
         if nfkc != name:
             ch.aliases.append(nfkc)
         game.characters.append(ch)
     meta["role_key_orders"] = orders
     if not game.characters:
-        notes.add(GAME_FILE, "role", "no usable role", "game imported without characters", "error")
+        notes.add(notes.folder / GAME_FILE, "no usable role", action="game imported without characters", location="role", severity="error")
 
 
 def _read_murder_and_victim(data: dict, game: Game, meta: dict, alias_table: dict[str, str], notes: _Notes) -> None:
@@ -346,16 +302,14 @@ def _read_murder_and_victim(data: dict, game: Game, meta: dict, alias_table: dic
     meta["murder"] = murder
     resolved = resolve_name(murder, game, alias_table) if murder else None
     if len(flagged) != 1:
-        notes.add(GAME_FILE, "role[].m", f"{len(flagged)} roles have m == 1 ({', '.join(flagged) or 'none'}), expected exactly one",
-                  "kept as published", "error" if not flagged else "warning")
+        notes.add(notes.folder / GAME_FILE, f"{len(flagged)} roles have m == 1 ({', '.join(flagged) or 'none'}), expected exactly one", action="kept as published", location="role[].m", severity="error" if not flagged else "warning")
     if murder and resolved is None:
-        notes.add(GAME_FILE, "murder", f"murder {murder!r} is not a role name", "kept the published string")
+        notes.add(notes.folder / GAME_FILE, f"murder {murder!r} is not a role name", action="kept the published string", location="murder")
     elif resolved and flagged and resolved not in flagged:
-        notes.add(GAME_FILE, "murder", f"murder {murder!r} differs from the m == 1 role {flagged[0]!r}",
-                  "the m flag decides who is the murderer", "error")
+        notes.add(notes.folder / GAME_FILE, f"murder {murder!r} differs from the m == 1 role {flagged[0]!r}", action="the m flag decides who is the murderer", location="murder", severity="error")
     if not flagged and resolved:
         game.character(resolved).is_murderer = True
-        notes.add(GAME_FILE, "murder", f"no role flagged; {resolved!r} taken from 'murder'", "m set to 1 on export")
+        notes.add(notes.folder / GAME_FILE, f"no role flagged; {resolved!r} taken from 'murder'", action="m set to 1 on export", location="murder")
     killer = next((c.name for c in game.characters if c.is_murderer), "")
 
     task_nm = _get(data, "task_nm", str, "", notes)
@@ -364,7 +318,7 @@ def _read_murder_and_victim(data: dict, game: Game, meta: dict, alias_table: dic
         return
     victim = match.group(1).strip()
     if not victim:
-        notes.add(GAME_FILE, "task_nm", "task_nm says 死者是 but names nobody", "no victim recorded")
+        notes.add(notes.folder / GAME_FILE, "task_nm says 死者是 but names nobody", action="no victim recorded", location="task_nm")
         return
     existing = game.character(victim)
     if existing is not None:
@@ -382,12 +336,11 @@ def _read_key_roles(data: dict, game: Game, meta: dict, alias_table: dict[str, s
     for i, name in enumerate(key_roles):
         resolved = resolve_name(name, game, alias_table)
         if resolved is None:
-            notes.add(GAME_FILE, f"key_role[{i}]", f"key role {name!r} does not resolve to a role", "kept the published string")
+            notes.add(notes.folder / GAME_FILE, f"key role {name!r} does not resolve to a role", action="kept the published string", location=f"key_role[{i}]")
             continue
         game.character(resolved).key_role = True
         if name != resolved:
-            notes.add(GAME_FILE, f"key_role[{i}]", f"key role {name!r} resolved to role {resolved!r}",
-                      "published spelling kept for export", "info")
+            notes.add(notes.folder / GAME_FILE, f"key role {name!r} resolved to role {resolved!r}", action="published spelling kept for export", location=f"key_role[{i}]", severity="info")
 
 
 # --------------------------------------------------------------------------------------------
@@ -398,18 +351,18 @@ def _make_question(kind: str, raw: str, answer: Any, notes: _Notes, where: str, 
                    **fields: Any) -> Question:
     parsed = parse_inline_mcq(raw, number)
     for problem in parsed.problems:
-        notes.add(GAME_FILE, where, f"question {problem}: {raw[:40]!r}", "raw string kept")
+        notes.add(notes.folder / GAME_FILE, f"question {problem}: {raw[:40]!r}", action="raw string kept", location=where)
     if not isinstance(answer, str):
-        notes.add(GAME_FILE, where, f"answer is {answer!r}, not a string", "answer left empty", "error")
+        notes.add(notes.folder / GAME_FILE, f"answer is {answer!r}, not a string", action="answer left empty", location=where, severity="error")
         answer = ""
     options = [Option(text=o) for o in parsed.options]
     letter = answer.strip()
     if len(letter) == 1 and letter in OPTION_LETTERS[: len(options)]:
         options[OPTION_LETTERS.index(letter)].correct = True
     elif answer:
-        notes.add(GAME_FILE, where, f"answer {answer!r} is not one of the option letters", "kept verbatim, no option marked correct")
+        notes.add(notes.folder / GAME_FILE, f"answer {answer!r} is not one of the option letters", action="kept verbatim, no option marked correct", location=where)
     else:
-        notes.add(GAME_FILE, where, "no answer", "no option marked correct")
+        notes.add(notes.folder / GAME_FILE, "no answer", action="no option marked correct", location=where)
     question = Question(kind=kind, stem=parsed.stem, options=options, answer=answer, raw=raw, **fields)
     if parsed.number_prefix:
         question.extra["number_prefix"] = parsed.number_prefix
@@ -425,14 +378,14 @@ def _numbered(meta: dict, list_name: str, items: list[str]) -> bool:
 
 def _strings(items: Any, notes: _Notes, where: str) -> list[str]:
     if not isinstance(items, list):
-        notes.add(GAME_FILE, where, f"expected a list, found {type(items).__name__}", "ignored", "error")
+        notes.add(notes.folder / GAME_FILE, f"expected a list, found {type(items).__name__}", action="ignored", location=where, severity="error")
         return []
     good = []
     for i, s in enumerate(items):
         if isinstance(s, str):
             good.append(s)
         else:
-            notes.add(GAME_FILE, f"{where}[{i}]", f"expected a string, found {type(s).__name__}", "skipped", "error")
+            notes.add(notes.folder / GAME_FILE, f"expected a string, found {type(s).__name__}", action="skipped", location=f"{where}[{i}]", severity="error")
     return good
 
 
@@ -444,17 +397,15 @@ def _read_role_questions(data: dict, game: Game, meta: dict, notes: _Notes) -> N
         name = game.character(role["name"]).name
         where = f"role[{idx}]"
         if "q" in role and not isinstance(role["q"], list):
-            notes.add(GAME_FILE, f"{where}.q", f"role {name!r} q is a {type(role['q']).__name__}, not a list (draft format)",
-                      "its long-script questions were not imported", "error")
+            notes.add(notes.folder / GAME_FILE, f"role {name!r} q is a {type(role['q']).__name__}, not a list (draft format)", action="its long-script questions were not imported", location=f"{where}.q", severity="error")
             continue
         qs = _strings(role.get("q", []), notes, f"{where}.q")
         answers = role.get("a", [])
         if not isinstance(answers, list):
-            notes.add(GAME_FILE, f"{where}.a", "answers are not a list", "ignored", "error")
+            notes.add(notes.folder / GAME_FILE, "answers are not a list", action="ignored", location=f"{where}.a", severity="error")
             answers = []
         if len(answers) != len(qs):
-            notes.add(GAME_FILE, f"{where}.a", f"{len(qs)} questions but {len(answers)} answers",
-                      "missing answers left empty; extra answers dropped")
+            notes.add(notes.folder / GAME_FILE, f"{len(qs)} questions but {len(answers)} answers", action="missing answers left empty; extra answers dropped", location=f"{where}.a")
         numbered = _numbered(meta, f"role:{name}", qs)
         for i, raw in enumerate(qs):
             answer = answers[i] if i < len(answers) else ""
@@ -465,9 +416,9 @@ def _read_role_questions(data: dict, game: Game, meta: dict, notes: _Notes) -> N
         r_q = role.get("r_q")
         mirror = [{"q": q, "ans": a} for q, a in zip(qs, answers, strict=False)]
         if r_q is None:
-            notes.add(GAME_FILE, f"{where}.r_q", "r_q is missing", "the export writes it from q/a")
+            notes.add(notes.folder / GAME_FILE, "r_q is missing", action="the export writes it from q/a", location=f"{where}.r_q")
         elif r_q != mirror:
-            notes.add(GAME_FILE, f"{where}.r_q", f"r_q of {name!r} does not mirror q/a", "the export writes r_q from q/a")
+            notes.add(notes.folder / GAME_FILE, f"r_q of {name!r} does not mirror q/a", action="the export writes r_q from q/a", location=f"{where}.r_q")
 
 
 def _read_image_questions(data: dict, game: Game, meta: dict, notes: _Notes) -> None:
@@ -476,10 +427,10 @@ def _read_image_questions(data: dict, game: Game, meta: dict, notes: _Notes) -> 
         qs = _strings(block.get("key_q", []), notes, f"{key}.key_q")
         answers = block.get("key_ans", [])
         if not isinstance(answers, list):
-            notes.add(GAME_FILE, f"{key}.key_ans", "answers are not a list", "ignored", "error")
+            notes.add(notes.folder / GAME_FILE, "answers are not a list", action="ignored", location=f"{key}.key_ans", severity="error")
             answers = []
         if len(answers) != len(qs):
-            notes.add(GAME_FILE, key, f"{len(qs)} questions but {len(answers)} answers", "missing answers left empty")
+            notes.add(notes.folder / GAME_FILE, f"{len(qs)} questions but {len(answers)} answers", action="missing answers left empty", location=key)
         numbered = _numbered(meta, key, qs)
         for i, raw in enumerate(qs):
             game.questions.append(
@@ -499,21 +450,20 @@ def _read_multi_step(data: dict, game: Game, meta: dict, notes: _Notes) -> None:
         stripped, _ = strip_list_numbering([s if isinstance(s, str) else "" for s in key_q])
         items = [{"q": q, "ans": key_ans[i] if i < len(key_ans) else "", "source": key_sc[i] if i < len(key_sc) else ""}
                  for i, q in enumerate(stripped)]
-        notes.add(GAME_FILE, "key_clues_questions", f"empty or missing; {len(items)} questions taken from key_clue_q",
-                  "the export writes both", "warning")
+        notes.add(notes.folder / GAME_FILE, f"empty or missing; {len(items)} questions taken from key_clue_q", action="the export writes both", location="key_clues_questions", severity="warning")
     questions: list[Question] = []
     for i, item in enumerate(items):
         where = f"key_clues_questions[{i}]"
         if not isinstance(item, dict) or not isinstance(item.get("q"), str):
-            notes.add(GAME_FILE, where, "item is not an object with a string 'q'", "skipped", "error")
+            notes.add(notes.folder / GAME_FILE, "item is not an object with a string 'q'", action="skipped", location=where, severity="error")
             continue
         source = item.get("source", "")
         if not isinstance(source, str):
-            notes.add(GAME_FILE, where, f"source is {source!r}", "treated as empty", "error")
+            notes.add(notes.folder / GAME_FILE, f"source is {source!r}", action="treated as empty", location=where, severity="error")
             source = ""
         owners, level = parse_source_level(source) if source else ("", 0)
         if not source:
-            notes.add(GAME_FILE, where, "no source code", "level 0 assumed")
+            notes.add(notes.folder / GAME_FILE, "no source code", action="level 0 assumed", location=where)
         q = _make_question(QuestionKind.MULTI_STEP, item["q"], item.get("ans", ""), notes, where, source=source, level=level)
         q.extra["owners"] = owners
         if list(item.keys()) != ["q", "ans", "source"]:
@@ -521,22 +471,19 @@ def _read_multi_step(data: dict, game: Game, meta: dict, notes: _Notes) -> None:
         questions.append(q)
     numbered = _numbered(meta, "key_clue_q", [s for s in key_q if isinstance(s, str)]) if key_q else False
     if mirror and (len(key_q) != len(questions) or len(key_ans) != len(questions) or len(key_sc) != len(questions)):
-        notes.add(GAME_FILE, "key_clue_q", f"key_clue_q has {len(key_q)}/{len(key_ans)}/{len(key_sc)} items, "
-                  f"key_clues_questions {len(questions)}", "the export rewrites key_clue_q from key_clues_questions")
+        notes.add(notes.folder / GAME_FILE, f"key_clue_q has {len(key_q)}/{len(key_ans)}/{len(key_sc)} items, "
+                  f"key_clues_questions {len(questions)}", action="the export rewrites key_clue_q from key_clues_questions", location="key_clue_q")
     for i, q in enumerate(questions):
         if i < len(key_q) and isinstance(key_q[i], str):
             if key_q[i] != q.raw:  # numbered (XIAOHUA, Pu) or really different
                 q.extra["key_q"] = key_q[i]
             expected = f"{i + 1}.{q.raw}" if numbered else q.raw
             if key_q[i] != expected:
-                notes.add(GAME_FILE, f"key_clue_q.key_q[{i}]", "differs from key_clues_questions q",
-                          "kept verbatim for export", "info")
+                notes.add(notes.folder / GAME_FILE, "differs from key_clues_questions q", action="kept verbatim for export", location=f"key_clue_q.key_q[{i}]", severity="info")
         if i < len(key_ans) and key_ans[i] != q.answer:
-            notes.add(GAME_FILE, f"key_clue_q.key_ans[{i}]", f"{key_ans[i]!r} differs from ans {q.answer!r}",
-                      "the export writes ans")
+            notes.add(notes.folder / GAME_FILE, f"{key_ans[i]!r} differs from ans {q.answer!r}", action="the export writes ans", location=f"key_clue_q.key_ans[{i}]")
         if i < len(key_sc) and key_sc[i] != q.source:
-            notes.add(GAME_FILE, f"key_clue_q.key_sc[{i}]", f"{key_sc[i]!r} differs from source {q.source!r}",
-                      "the export writes source")
+            notes.add(notes.folder / GAME_FILE, f"{key_sc[i]!r} differs from source {q.source!r}", action="the export writes source", location=f"key_clue_q.key_sc[{i}]")
     game.questions.extend(questions)
 
 
@@ -552,8 +499,7 @@ def _read_pool(data: dict, game: Game, meta: dict, alias_table: dict[str, str], 
         texts = _strings(statements, notes, f"key_clues_pool[{key!r}]")
         dupes = [t for t, n in Counter(texts).items() if n > 1]
         if dupes:
-            notes.add(GAME_FILE, f"key_clues_pool[{key!r}]", f"{len(dupes)} duplicated statement(s), e.g. {dupes[0][:30]!r}",
-                      "kept for export fidelity", "info")
+            notes.add(notes.folder / GAME_FILE, f"{len(dupes)} duplicated statement(s), e.g. {dupes[0][:30]!r}", action="kept for export fidelity", location=f"key_clues_pool[{key!r}]", severity="info")
         level = pool_key_level(key)
         if level is not None:
             for j, text in enumerate(texts, start=1):
@@ -563,8 +509,7 @@ def _read_pool(data: dict, game: Game, meta: dict, alias_table: dict[str, str], 
                 ))
             continue
         if resolve_name(key, game, alias_table) is None:
-            notes.add(GAME_FILE, f"key_clues_pool[{key!r}]", f"pool key {key!r} is neither a level nor a role name",
-                      "kept as key statements of that published owner")
+            notes.add(notes.folder / GAME_FILE, f"pool key {key!r} is neither a level nor a role name", action="kept as key statements of that published owner", location=f"key_clues_pool[{key!r}]")
         game.key_statements.extend(KeyStatement(owner=key, text=t) for t in texts)
     if chain.nodes:
         _link_pool_levels(chain)
@@ -591,9 +536,9 @@ def _read_texts(data: dict, game: Game, meta: dict, notes: _Notes) -> None:
     motive, method, labelled = split_reason(reason)
     game.truth = TruthManual(text=reason, motive=motive, method=method)
     if reason and not labelled:
-        notes.add(GAME_FILE, "reason", "reason has no 作案动机：/作案手法： labels", "motive and method left empty", "info")
+        notes.add(notes.folder / GAME_FILE, "reason has no 作案动机：/作案手法： labels", action="motive and method left empty", location="reason", severity="info")
     elif labelled and (not motive or not method):
-        notes.add(GAME_FILE, "reason", "reason has only one of the motive/method labels", "the other left empty", "info")
+        notes.add(notes.folder / GAME_FILE, "reason has only one of the motive/method labels", action="the other left empty", location="reason", severity="info")
     game.task_prompts["civilian"] = _get(data, "task_nm", str, "", notes)
     game.task_prompts["murderer"] = _get(data, "task_m", str, "", notes)
     role_q = _get(data, "role-q", dict, {}, notes)
@@ -607,7 +552,7 @@ def _read_texts(data: dict, game: Game, meta: dict, notes: _Notes) -> None:
 def _read_images(folder: Path, game: Game, notes: _Notes) -> None:
     img_dir = folder / "img"
     if not img_dir.is_dir():
-        notes.add("img", "", "no img/ folder", "game imported without images")
+        notes.add(notes.folder / "img", "no img/ folder", action="game imported without images")
         return
     files = sorted((p for p in img_dir.iterdir() if p.is_file() and not p.name.startswith(".")),
                    key=lambda p: numeric_sort_key(p.name))
@@ -617,21 +562,21 @@ def _read_images(folder: Path, game: Game, notes: _Notes) -> None:
         try:
             data = path.read_bytes()
         except OSError as exc:
-            notes.add(rel, "", f"cannot read: {exc.strerror or exc}", "skipped", "error")
+            notes.add(notes.folder / rel, f"cannot read: {exc.strerror or exc}", action="skipped", severity="error")
             continue
         try:
             media_type, ext = sniff_image(data)
             open_image_safely(data, reduce=True)
         except (UnsupportedImage, ImageTooLarge) as exc:
-            notes.add(rel, "", str(exc), "skipped", "error")
+            notes.add(notes.folder / rel, str(exc), action="skipped", severity="error")
             continue
         suffix = _EXT_ALIASES.get(path.suffix.lower(), path.suffix.lower())
         if suffix != ext:
             kind = media_type.split("/")[1].upper()
-            notes.add(rel, "", f"{path.name} is really {kind}; kept the name, media type sniffed", "", "info")
+            notes.add(notes.folder / rel, f"{path.name} is really {kind}; kept the name, media type sniffed", action="", severity="info")
         digest = hashlib.sha256(data).hexdigest()
         if digest in by_hash:
-            notes.add(rel, "", f"byte-identical to img/{by_hash[digest]}", "kept both (export fidelity)", "info")
+            notes.add(notes.folder / rel, f"byte-identical to img/{by_hash[digest]}", action="kept both (export fidelity)", severity="info")
         else:
             by_hash[digest] = path.name
         game.clues.append(Clue(key=rel, kind=ClueKind.IMAGE, title=path.name, filename=path.name, data=data,
@@ -652,4 +597,4 @@ def _note_numbering_gaps(names: list[str], notes: _Notes) -> None:
         missing = sorted(set(range(1, max(numbers) + 1)) - numbers)
         if missing:
             shown = ", ".join(f"{prefix}{n}{exts[prefix]}" for n in missing[:5]) + (" …" if len(missing) > 5 else "")
-            notes.add("img", "", f"numbering has gaps: {shown} missing", "imported the images that exist")
+            notes.add(notes.folder / "img", f"numbering has gaps: {shown} missing", action="imported the images that exist")

@@ -19,8 +19,8 @@ from typing import Any
 
 from casebook.images import UnsupportedImage, sniff_image
 from casebook.interchange import ChainNode, Character, Game, Question, QuestionKind, name_key
+from exporters.whodunitbench.layout import GAME_FILE, POOL_CHAIN_TITLE, TOP_LEVEL_KEYS, pool_key_level, split_reason
 from exporters.whodunitbench.mcq import render_inline_mcq
-from exporters.whodunitbench.reader import GAME_FILE, POOL_CHAIN_TITLE, TOP_LEVEL_KEYS, pool_key_level, split_reason
 
 __all__ = ["build_env_p_all", "write_whodunitbench", "DEFAULT_TASK_CIVILIAN", "DEFAULT_TASK_MURDERER"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.services.access import may_resume_job
+from annotate.services.permissions import may_resume_job
 from casebook.jobs import JobError, reap_stale, resume
 from casebook.models import Job
 
