@@ -4,6 +4,7 @@ handle, delete of a cited span (asked first) and undo. Relation labels: exact ma
 from __future__ import annotations
 
 import pytest
+from django.db import OperationalError
 from playwright.sync_api import expect
 
 from annotate.models import Character, EvidenceSpan, Membership, Relationship
@@ -36,9 +37,16 @@ def _select_and_press_e(page, needle: str) -> None:
 
 
 def _wait_for(predicate, page, what: str) -> None:
+    """Poll the database while the live server writes. SQLite's in-memory test database is one
+    shared-cache connection pair, where a read during the server thread's write fails at once with
+    "table is locked" (shared-cache locks ignore the busy timeout): that only means "not yet"."""
     for _ in range(150):  # 15 s: the machine may be busy
-        if predicate():
-            return
+        try:
+            if predicate():
+                return
+        except OperationalError as exc:
+            if "locked" not in str(exc):
+                raise
         page.wait_for_timeout(100)
     raise AssertionError(f"timed out waiting for {what}")
 
