@@ -23,10 +23,6 @@ from casebook.interchange import (
     Status,
 )
 
-# Jobs and audit entries are core records now (casebook/models.py, same tables); the names stay
-# importable from here for code written against annotate.models.
-from casebook.models import AuditEntry, Job  # noqa: F401
-
 
 def _choices(enum) -> list[tuple[str, str]]:
     return [(m.value, m.name.replace("_", " ").capitalize()) for m in enum]

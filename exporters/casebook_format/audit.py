@@ -14,12 +14,13 @@ from collections import Counter
 from typing import Any
 
 from annotate import models as m
+from casebook.models import AuditEntry
 
 IMPORT_ACTION = "casebook-import"
 
 
-def _latest_import(row: m.Game) -> m.AuditEntry | None:
-    return (m.AuditEntry.objects.filter(game=row, item_type="game", item_id=row.pk, action=IMPORT_ACTION)
+def _latest_import(row: m.Game) -> AuditEntry | None:
+    return (AuditEntry.objects.filter(game=row, item_type="game", item_id=row.pk, action=IMPORT_ACTION)
             .order_by("-at", "-id").first())
 
 
@@ -33,7 +34,7 @@ def imported_record(row: m.Game) -> dict[str, dict[str, str]]:
 def summary_of(row: m.Game) -> dict[str, Any]:
     """Counts of the game's audit entries: those summarised at its last import plus this server's since."""
     imported = _latest_import(row)
-    local = m.AuditEntry.objects.filter(game=row).exclude(action=IMPORT_ACTION).select_related("user")
+    local = AuditEntry.objects.filter(game=row).exclude(action=IMPORT_ACTION).select_related("user")
     if imported is not None:
         local = local.filter(pk__gt=imported.pk)
     actions, types, users = Counter(), Counter(), Counter()
@@ -59,7 +60,7 @@ def summary_of(row: m.Game) -> dict[str, Any]:
 
 
 def record_import(row: m.Game, document: dict[str, Any], user: Any = None,
-                  unplaced: dict[str, list] | None = None) -> m.AuditEntry:
+                  unplaced: dict[str, list] | None = None) -> AuditEntry:
     """The one audit entry an import writes: the document's summary, review people per item, and the
     validation answers and relationship labels of people with no account here (``unplaced``)."""
     items: dict[str, dict[str, str]] = {}
@@ -87,7 +88,7 @@ def record_import(row: m.Game, document: dict[str, Any], user: Any = None,
         note(f"comment{n}", author=comment["author"])
     if unplaced:
         items["_unplaced"] = unplaced
-    return m.AuditEntry.objects.create(
+    return AuditEntry.objects.create(
         game=row, user=user if getattr(user, "is_authenticated", False) else None, item_type="game",
         item_id=row.pk, action=IMPORT_ACTION,
         after={"format_version": document.get("version"), "audit": document.get("audit", {}), "items": items},

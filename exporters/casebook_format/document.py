@@ -20,6 +20,7 @@ from django.db.models import Prefetch
 from annotate import models as m
 from annotate.loader import load_game
 from casebook import interchange as ix
+from casebook.models import AuditEntry
 
 from .audit import IMPORT_ACTION, imported_record, summary_of
 
@@ -82,7 +83,7 @@ def build_document(row: m.Game) -> GameDocument:
                          .prefetch_related("evidence"))
     questions = list(m.Question.objects.filter(game=row).select_related("author", "reviewer")
                      .prefetch_related("options", "evidence"))
-    approved_at = dict(m.AuditEntry.objects.filter(game=row, item_type="question", action="approve")
+    approved_at = dict(AuditEntry.objects.filter(game=row, item_type="question", action="approve")
                        .order_by("at", "id").values_list("item_id", "at"))
 
     citations: dict[int, list[str]] = {}

@@ -52,18 +52,7 @@ from exporters.whodunitbench.layout import (
 )
 from exporters.whodunitbench.mcq import OPTION_LETTERS, parse_inline_mcq, strip_list_numbering
 
-__all__ = [
-    "GAME_FILE",
-    "KNOWN_ALIASES",
-    "POOL_CHAIN_TITLE",
-    "TOP_LEVEL_KEYS",
-    "read_game_folder",
-    "read_whodunitbench",
-    "parse_source_level",
-    "pool_key_level",
-    "split_reason",
-    "resolve_name",
-]
+__all__ = ["read_game_folder", "read_whodunitbench", "resolve_name"]
 
 _VARIANT_FILE = re.compile(r"^env_p(_update\d*)?\.json$")
 _AGENT_FILE = re.compile(r"^(Agent_\w+|gpt4_naive_agent)\.json$")

@@ -17,6 +17,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from annotate import models as m
+from casebook.models import AuditEntry
 from exporters.casebook_format.schema import GAME_SCHEMA, schema_problems
 from playlogs.models import Session, TurnAnnotation
 from synthesis.models import SynthesisRun
@@ -52,7 +53,7 @@ def table_counts() -> dict[str, int]:
         "questions": m.Question.objects.count(), "options": m.Option.objects.count(),
         "key_statements": m.KeyStatement.objects.count(), "sessions": Session.objects.count(),
         "annotations": TurnAnnotation.objects.count(), "synthesis": SynthesisRun.objects.count(),
-        "audit": m.AuditEntry.objects.count(),
+        "audit": AuditEntry.objects.count(),
     }
 
 
@@ -86,7 +87,7 @@ def annotate_demo() -> None:
     rel = game.relationships.first()
     rel.status, rel.author, rel.reviewer = "submitted", bob, alice
     rel.save()
-    m.AuditEntry.objects.create(game=game, user=alice, item_type="question", item_id=q.pk, action="approve",
+    AuditEntry.objects.create(game=game, user=alice, item_type="question", item_id=q.pk, action="approve",
                                 before={}, after={})
     session = Session.objects.create(game=game, title="table 1", session_type="jubensha", source_format="jsonl",
                                      source_name="t1.jsonl", extra={"note": "茶社"})
@@ -294,7 +295,7 @@ def test_replace_from_the_games_own_export_keeps_every_identity(media):
     before = ids_of_game(zh)
     assert all(before[k] for k in ("spans", "comments", "validations", "label_judgements")), before
     span = zh.spans.order_by("pk").first()
-    audit = m.AuditEntry.objects.create(game=zh, item_type="span", item_id=span.pk, action="edit")
+    audit = AuditEntry.objects.create(game=zh, item_type="span", item_id=span.pk, action="edit")
     zh.title = "改过的标题"
     zh.save()
     call_command("import_dataset", "--format", "casebook", str(media / "a"), "--replace", verbosity=0)

@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from annotate import models as m
 from annotate.builder import build_game
+from casebook.models import Job
 from tests.test_builder_loader import make_game
 
 pytestmark = pytest.mark.django_db
@@ -45,7 +46,7 @@ def test_export_from_the_page_is_the_command_export_zipped(client, django_user_m
     boss = _member(django_user_model, game, "boss", "manager")
     client.force_login(boss)
     page = client.post(reverse("exporters:export", args=[game.slug]), {"format": "jsonl"})
-    job = m.Job.objects.get(kind="export")
+    job = Job.objects.get(kind="export")
     assert page.url == reverse("exporters:export_job", args=[game.slug, job.pk])
     status = client.get(page.url, HTTP_ACCEPT="application/json").json()
     assert status["state"] == "done" and status["done"] == status["total"] == 3 and status["download"]
@@ -82,13 +83,13 @@ def test_only_managers_export_and_download(client, django_user_model, immediate)
     assert client.post(reverse("exporters:export", args=[game.slug]), {"format": "jsonl"}).status_code == 403
     client.force_login(boss)
     client.post(reverse("exporters:export", args=[game.slug]), {"format": "jsonl"})
-    job = m.Job.objects.get(kind="export")
+    job = Job.objects.get(kind="export")
     client.force_login(reviewer)
     assert client.get(reverse("exporters:export_download", args=[game.slug, job.pk])).status_code == 403
     # the job checks the role when it runs: a manager demoted after clicking exports nothing
     from exporters import jobs
     m.Membership.objects.filter(user=boss).update(role="annotator")
-    again = m.Job.objects.create(kind="export", game=game, user=boss, params={"format": "jsonl", "force": False, "include_drafts": False})
+    again = Job.objects.create(kind="export", game=game, user=boss, params={"format": "jsonl", "force": False, "include_drafts": False})
     jobs.run_export_job(again.pk)
     again.refresh_from_db()
     assert again.state == "failed" and "manager" in again.message and jobs.export_zip(again) is None
@@ -106,7 +107,7 @@ def test_import_page_imports_a_zipped_wellplay_game_and_lists_its_problems(clien
     client.force_login(boss)
     upload.seek(0)
     page = client.post(reverse("exporters:import"), {"format": "wellplay", "archive": upload})
-    job = m.Job.objects.get(kind="import")
+    job = Job.objects.get(kind="import")
     status = client.get(page.url, HTTP_ACCEPT="application/json").json()
     assert status["state"] == "done", status
     [imported] = status["result"]["games"]
@@ -127,7 +128,7 @@ def test_import_refuses_what_is_not_a_safe_zip(client, django_user_model, immedi
     client.force_login(_member(django_user_model, game, "boss", "manager"))
     not_zip = SimpleUploadedFile("game.zip", b"plain text", content_type="application/zip")
     page = client.post(reverse("exporters:import"), {"format": "wellplay", "archive": not_zip}, follow=True)
-    assert "not a ZIP archive" in page.content.decode() and not m.Job.objects.filter(kind="import").exists()
+    assert "not a ZIP archive" in page.content.decode() and not Job.objects.filter(kind="import").exists()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("../escape.json", "{}")
@@ -135,7 +136,7 @@ def test_import_refuses_what_is_not_a_safe_zip(client, django_user_model, immedi
     page = client.post(reverse("exporters:import"), {"format": "wellplay", "archive": evil}, follow=True)
     assert "unsafe path" in page.content.decode()
     assert not (Path(immediate.DATA_DIR) / "exports" / "escape.json").exists()
-    assert m.Job.objects.get(kind="import").state == "failed"
+    assert Job.objects.get(kind="import").state == "failed"
 
 
 def test_only_the_newest_exports_keep_their_zip(client, django_user_model, immediate):
@@ -145,5 +146,5 @@ def test_only_the_newest_exports_keep_their_zip(client, django_user_model, immed
     client.force_login(_member(django_user_model, game, "boss", "manager"))
     for _ in range(jobs.KEEP_EXPORTS + 2):
         client.post(reverse("exporters:export", args=[game.slug]), {"format": "csv"})
-    kept = [jobs.export_zip(job) is not None for job in m.Job.objects.filter(kind="export").order_by("-created_at", "-pk")]
+    kept = [jobs.export_zip(job) is not None for job in Job.objects.filter(kind="export").order_by("-created_at", "-pk")]
     assert kept == [True] * jobs.KEEP_EXPORTS + [False, False]

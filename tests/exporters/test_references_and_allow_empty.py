@@ -15,6 +15,7 @@ from django.urls import reverse
 from annotate import models as m
 from annotate.builder import build_game
 from casebook import interchange as ix
+from casebook.models import Job
 from exporters import jobs
 from exporters.generic.reader import read_csv, read_jsonl
 
@@ -98,11 +99,11 @@ def test_the_export_job_reports_the_skip_and_honours_allow_empty(media, client, 
     m.Membership.objects.create(user=boss, game=game, role="manager")
     client.force_login(boss)
     client.post(reverse("exporters:export", args=[game.slug]), {"format": "wellplay"})
-    job = m.Job.objects.get(kind="export")
+    job = Job.objects.get(kind="export")
     assert job.state == "failed" and job.result["skipped"] == [game.slug]
     assert "no questions of this format" in job.message
     client.post(reverse("exporters:export", args=[game.slug]), {"format": "wellplay", "allow_empty": "on"})
-    job = m.Job.objects.filter(kind="export").order_by("-pk").first()
+    job = Job.objects.filter(kind="export").order_by("-pk").first()
     assert job.state == "done" and job.result["skipped"] == [] and job.result["files"] >= 2
 
 
@@ -112,7 +113,7 @@ def test_casebook_export_and_import_pages_round_trip(media, client, django_user_
     client.force_login(boss)
     zh = m.Game.objects.get(source_id="demo-pine-wind-teahouse-zh")
     client.post(reverse("exporters:export", args=[zh.slug]), {"format": "casebook"})
-    job = m.Job.objects.get(kind="export")
+    job = Job.objects.get(kind="export")
     assert job.state == "done", job.message
     archive = zipfile.ZipFile(jobs.job_dir(job) / job.result["zip"])
     names = archive.namelist()
@@ -121,7 +122,7 @@ def test_casebook_export_and_import_pages_round_trip(media, client, django_user_
     m.Game.objects.filter(pk=zh.pk).delete()
     upload = SimpleUploadedFile("zh.zip", (jobs.job_dir(job) / job.result["zip"]).read_bytes())
     client.post(reverse("exporters:import"), {"format": "casebook", "archive": upload})
-    imported = m.Job.objects.get(kind="import")
+    imported = Job.objects.get(kind="import")
     assert imported.state == "done", imported.result
     assert [g["status"] for g in imported.result["games"]] == ["created"]
     call_command("export", "--format", "casebook", "--out", str(media / "again"), "--game",
@@ -136,6 +137,6 @@ def test_casebook_export_and_import_pages_round_trip(media, client, django_user_
             out.writestr(name, data.replace("松风茶社".encode(), "松风荼社".encode()) if name.endswith("game.json") else data)
     client.post(reverse("exporters:import"), {"format": "casebook",
                                               "archive": SimpleUploadedFile("bad.zip", damaged.getvalue())})
-    refused = m.Job.objects.filter(kind="import").order_by("-pk").first()
+    refused = Job.objects.filter(kind="import").order_by("-pk").first()
     assert refused.state == "failed" and "checksum mismatch" in refused.message
     assert m.Game.objects.count() == games

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from casebook.interchange import Game, NodeKind, Origin, QuestionKind
-from exporters.whodunitbench.reader import parse_source_level, read_whodunitbench, split_reason
+from exporters.whodunitbench.layout import parse_source_level, split_reason
+from exporters.whodunitbench.reader import read_whodunitbench
 
 # §8, one row per anchor: roles, murderer idx, key_role n, LS n (distinct), TRI, MRI, MMR n,
 # MMR level 0 `p` / role-only / level >= 1 (incl. `-n`), max hop, pool levelled / role-private, images

@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotate import models as m
+from casebook.models import Job
 
 from .conftest import panel
 from .ingest_makers import png_bytes
@@ -45,7 +46,7 @@ def test_upload_live_status_and_split_editor(page, live_server, uploader, en_com
         page.click("button[type=submit]")
 
     # The task backend is the database queue: nothing runs until a worker takes the job.
-    job = m.Job.objects.get(kind="ingest")
+    job = Job.objects.get(kind="ingest")
     assert page.locator("#job-state").inner_text() == "queued"
     assert page.locator("#job-summary").is_hidden()
     page.evaluate("window.__stayed = true")  # gone if the page reloads

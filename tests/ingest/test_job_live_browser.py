@@ -9,14 +9,15 @@ from django.utils import timezone
 
 from annotate import models as m
 from casebook import jobs as job_leases
+from casebook.models import Job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "pw-12345678"
 
 
-def _job(user, state: str, **fields) -> m.Job:
-    return m.Job.objects.create(kind="ingest", user=user, state=state, message=state,
+def _job(user, state: str, **fields) -> Job:
+    return Job.objects.create(kind="ingest", user=user, state=state, message=state,
                                 params={"upload_dir": "/nonexistent", "files": ["a.pdf"],
                                         "options": {"title": f"包 {state}", "language": "zh"}}, **fields)
 
@@ -37,14 +38,14 @@ def test_recent_rows_and_job_page_follow_the_real_state(page, live_server, djang
     running_row = page.locator(f'[data-job-live$="/jobs/{running.pk}.json"]')
     assert queued_row.locator('[data-job-field="state"]').inner_text() == "queued"
 
-    m.Job.objects.filter(pk=queued.pk).update(state="done", done=1, total=1, message="Done")
+    Job.objects.filter(pk=queued.pk).update(state="done", done=1, total=1, message="Done")
     queued_row.locator('[data-job-field="state"]', has_text="done").wait_for()
 
     stale = timezone.now() - timedelta(seconds=job_leases.LEASE_SECONDS + 30)  # its worker died
-    m.Job.objects.filter(pk=running.pk).update(heartbeat_at=stale)
+    Job.objects.filter(pk=running.pk).update(heartbeat_at=stale)
     running_row.locator('[data-job-field="state"]', has_text="interrupted").wait_for()
     assert running_row.locator("[data-job-resume]").is_visible()
-    assert m.Job.objects.get(pk=running.pk).state == "interrupted"
+    assert Job.objects.get(pk=running.pk).state == "interrupted"
 
     page.goto(f"{live_server.url}/ingest/jobs/{running.pk}/")
     assert page.locator("#job-state").inner_text() == "interrupted"
@@ -52,4 +53,4 @@ def test_recent_rows_and_job_page_follow_the_real_state(page, live_server, djang
     assert page.locator('[data-job-field="hint"]').is_hidden()  # no "is a worker running?" once it has run
     page.click("[data-job-resume] button")
     page.locator(".msg.success").wait_for()
-    assert m.Job.objects.get(pk=running.pk).state in {"queued", "running", "failed"}  # queued again (files gone: failed)
+    assert Job.objects.get(pk=running.pk).state in {"queued", "running", "failed"}  # queued again (files gone: failed)

@@ -11,6 +11,7 @@ from annotate.loader import load_game
 from annotate.services.questions import QuestionInput, save_question
 from annotate.services.relationships import save_relationship
 from annotate.services.spans import create_span
+from casebook.models import AuditEntry
 from exporters.service import read_dataset, write_dataset
 from ingest.build import rebuild_from_split
 from ingest.pipeline import IngestOptions, run_ingest
@@ -48,7 +49,7 @@ def test_edit_rebuild_reimport_export_cycle_loses_nothing(en_combined_pdf, en_sc
     ValidationAnswer.objects.create(question=question, validator=author, letters="a", key="a", agrees=True)
     Comment.objects.create(game=game, item_type="question", item_id=question.pk, author=author, text="check the quote")
     LabelJudgement.objects.create(game=game, annotator=author, source=first, target=last, labels=["stranger to x"])
-    audit_before = m.AuditEntry.objects.filter(game=game).count()
+    audit_before = AuditEntry.objects.filter(game=game).count()
 
     # the corrector moves the start of the last script 10 characters earlier: every offset shifts
     decisions = [SplitDecision(**d) for d in game.extra["ingest"]["split"]]
@@ -66,7 +67,7 @@ def test_edit_rebuild_reimport_export_cycle_loses_nothing(en_combined_pdf, en_sc
     assert ValidationAnswer.objects.filter(question=question).count() == 1
     assert Comment.objects.filter(item_type="question", item_id=question.pk).count() == 1
     assert LabelJudgement.objects.filter(source=first, target=last).count() == 1  # characters keep their ids
-    assert m.AuditEntry.objects.filter(game=game).count() >= audit_before
+    assert AuditEntry.objects.filter(game=game).count() >= audit_before
     assert not [p for p in game.import_report if "no longer matches" in p["message"]]
 
     exported = tmp_path / "first"

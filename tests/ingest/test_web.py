@@ -6,6 +6,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotate import models as m
+from casebook.models import Job
 from ingest.split import SplitDecision, split_version
 
 from .conftest import panel
@@ -46,7 +47,7 @@ def test_upload_job_progress_and_split_editor(client, member, en_combined_pdf, c
                   SimpleUploadedFile("vitamin.png", png_bytes(panel(clue_card, "vitamin")), "image/png")],
         "title": "Sin", "language": "en", "characters": "",
     })
-    job = m.Job.objects.get(kind="ingest")
+    job = Job.objects.get(kind="ingest")
     assert response.status_code == 302 and response.url == reverse("ingest:job", args=[job.pk])
     status = client.get(reverse("ingest:job_json", args=[job.pk])).json()
     assert status["state"] == "done", status["message"]

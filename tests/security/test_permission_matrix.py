@@ -14,11 +14,9 @@ from django.urls import get_resolver
 from django.urls.resolvers import URLPattern, URLResolver
 
 from annotate.models import (
-    AuditEntry,
     ChainNode,
     EvidenceSpan,
     Game,
-    Job,
     KeyStatement,
     Kill,
     Membership,
@@ -27,6 +25,7 @@ from annotate.models import (
     ReasoningChain,
     Relationship,
 )
+from casebook.models import AuditEntry, Job
 from review.models import Assignment
 
 pytestmark = pytest.mark.django_db

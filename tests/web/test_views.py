@@ -11,7 +11,6 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotate.models import (
-    AuditEntry,
     ChainNode,
     Clue,
     Draft,
@@ -22,6 +21,7 @@ from annotate.models import (
     Relationship,
 )
 from annotate.services import chains, spans
+from casebook.models import AuditEntry
 
 from .conftest import make_game
 
